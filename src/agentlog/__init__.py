@@ -1,0 +1,85 @@
+"""agentlog: the durable, lossless session log for Python LLM agents.
+
+An agent session is an append-only event log; the message history the model sees is derived
+from it through the surface. See ``README.md`` and ``docs/`` for a tour.
+"""
+
+from agentlog.errors import (
+    AgentlogError,
+    EventRejected,
+    InvariantError,
+    NotLosslessJson,
+    SeedRejected,
+    SessionForkError,
+)
+from agentlog.events import (
+    KNOWN_EVENT_TYPES,
+    MESSAGE_PROJECTION_EVENT_TYPES,
+    SURFACE_EVENT_TYPES,
+    Event,
+    declare_event_type,
+    messages,
+)
+from agentlog.lifecycle import (
+    TOOL_NOT_STARTED,
+    TOOL_OUTCOME_UNKNOWN,
+    ToolCallRecovery,
+    build_fork_seed,
+    open_turn_closers,
+)
+from agentlog.session import (
+    FORMAT_VERSION,
+    EventLog,
+    Session,
+    Surface,
+    canonical_header,
+    fold_request_header,
+    header_equals,
+)
+from agentlog.surface import (
+    IMAGE_OFFLOAD,
+    FoldResult,
+    MessageProjection,
+    ProjectionContext,
+    ProjectionError,
+    Replacement,
+    derive_event_message,
+    fold_surface,
+)
+from agentlog.values import thaw
+
+__all__ = [
+    "FORMAT_VERSION",
+    "IMAGE_OFFLOAD",
+    "KNOWN_EVENT_TYPES",
+    "MESSAGE_PROJECTION_EVENT_TYPES",
+    "SURFACE_EVENT_TYPES",
+    "TOOL_NOT_STARTED",
+    "TOOL_OUTCOME_UNKNOWN",
+    "AgentlogError",
+    "Event",
+    "EventLog",
+    "EventRejected",
+    "FoldResult",
+    "InvariantError",
+    "MessageProjection",
+    "NotLosslessJson",
+    "ProjectionContext",
+    "ProjectionError",
+    "Replacement",
+    "SeedRejected",
+    "Session",
+    "SessionForkError",
+    "Surface",
+    "ToolCallRecovery",
+    "build_fork_seed",
+    "canonical_header",
+    "declare_event_type",
+    "derive_event_message",
+    "fold_request_header",
+    "fold_surface",
+    "header_equals",
+    "messages",
+    "open_turn_closers",
+    "thaw",
+]

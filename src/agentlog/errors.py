@@ -1,0 +1,109 @@
+"""Every failure agentlog raises, in one tree.
+
+```
+AgentlogError
+├── NotLosslessJson (ValueError)     a value outside the lossless JSON domain
+├── EventRejected (ValueError)       an append or a fold refused an event
+│   └── InvariantError               the invariant companion vetoed an event
+├── SeedRejected (ValueError)        a seed, header or constructor option was refused
+└── SessionForkError (ValueError)    a fork was refused; ``code`` names the reason
+```
+
+``str(error)`` is the text of the spec's error catalogue (spec/core.md §14) wherever the spec
+gives one; context lives in typed attributes (``session_id``, ``seq``, ``index``,
+``event_type``, ``path``, ``code``) that survive pickling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AgentlogError",
+    "EventRejected",
+    "InvariantError",
+    "NotLosslessJson",
+    "SeedRejected",
+    "SessionForkError",
+]
+
+
+class AgentlogError(Exception):
+    """Base class of every error agentlog raises.
+
+    Args:
+        message: The error text; for spec-defined failures, the catalogue text exactly.
+        **context: Typed context attributes (``session_id``, ``seq``, ...), set on the instance.
+    """
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        for name, value in context.items():
+            setattr(self, name, value)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        context = {k: v for k, v in self.__dict__.items() if k != "message"}
+        return (_rebuild, (type(self), self.message, context))
+
+
+def _rebuild(cls: type[AgentlogError], message: str, context: dict[str, Any]) -> AgentlogError:
+    return cls(message, **context)
+
+
+class NotLosslessJson(AgentlogError, ValueError):
+    """A value is outside the lossless JSON domain (DESIGN decision 3).
+
+    Attributes:
+        path: JSONPath of the offending value, e.g. ``$.content[2].text``.
+        reason: What is wrong with it, e.g. ``float nan is not finite``.
+    """
+
+    path: str = "$"
+    reason: str = ""
+
+
+class EventRejected(AgentlogError, ValueError):
+    """An append (or a fold over a log) refused an event; nothing changed.
+
+    Attributes:
+        session_id: The session, when the event was appended to one.
+        event_type: The refused event's type, when known.
+        seq: The seq the event would have had, when known.
+    """
+
+    session_id: str | None = None
+    event_type: str | None = None
+    seq: int | None = None
+
+
+class InvariantError(EventRejected):
+    """The invariant companion (spec/core.md §11) vetoed an event."""
+
+
+class SeedRejected(AgentlogError, ValueError):
+    """A session could not be built from the given seed, header or options.
+
+    Attributes:
+        session_id: The session being built.
+        index: Position of the offending seed event, when one is to blame.
+    """
+
+    session_id: str | None = None
+    index: int | None = None
+
+
+class SessionForkError(AgentlogError, ValueError):
+    """A fork was refused (spec/core.md §10.1).
+
+    Attributes:
+        code: ``SESSION_ALREADY_EXISTS``, ``SESSION_NOT_FOUND``, ``SESSION_NOT_LIVE`` or
+            ``INVALID_BOUNDARY``.
+        session_id: The source session.
+    """
+
+    code: str = ""
+    session_id: str | None = None

@@ -1,0 +1,57 @@
+"""Events: the envelope, the type catalog, per-type data rules and the message model.
+
+Implements spec/core.md §2 (data model), §4 step 7 and §9.1–§9.2 (data rules and shape checks)
+and §8.2 (the catalog).
+"""
+
+from agentlog.events.catalog import (
+    KNOWN_EVENT_TYPES,
+    MESSAGE_PROJECTION_EVENT_TYPES,
+    SURFACE_EVENT_TYPES,
+    Badge,
+    EventTypeDeclaration,
+    declaration,
+    declare_event_type,
+    declared_event_types,
+    is_declared,
+    render_event_catalog,
+)
+from agentlog.events.envelope import (
+    ENVELOPE_KEYS,
+    Event,
+    SurfaceOp,
+    envelope_is_valid,
+    event_from_checked_wire,
+    new_event,
+)
+from agentlog.events.rules import (
+    RuleViolation,
+    check_event,
+    check_event_data,
+    check_event_shape,
+    event_message,
+)
+
+__all__ = [
+    "ENVELOPE_KEYS",
+    "KNOWN_EVENT_TYPES",
+    "MESSAGE_PROJECTION_EVENT_TYPES",
+    "SURFACE_EVENT_TYPES",
+    "Badge",
+    "Event",
+    "EventTypeDeclaration",
+    "RuleViolation",
+    "SurfaceOp",
+    "check_event",
+    "check_event_data",
+    "check_event_shape",
+    "declaration",
+    "declare_event_type",
+    "declared_event_types",
+    "envelope_is_valid",
+    "event_from_checked_wire",
+    "event_message",
+    "is_declared",
+    "new_event",
+    "render_event_catalog",
+]

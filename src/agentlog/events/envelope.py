@@ -1,0 +1,186 @@
+"""The event envelope: ``type, seq, time, data, surfaceOp?, sourceEventSeqs?, ignorable?``.
+
+Implements spec/core.md §2.1. An ``Event`` *is* its frozen wire object — a read-only mapping
+with exactly the envelope keys, in camelCase as on disk — plus snake_case attributes for Python
+code. Stores serialise it as it is, and ``to_wire()`` gives a plain mutable copy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from agentlog.errors import EventRejected
+from agentlog.events.rules import RuleViolation, check_event
+from agentlog.values import FrozenDict, JsonValue, is_safe_integer, is_seq, snapshot, thaw
+
+__all__ = [
+    "ENVELOPE_KEYS",
+    "Event",
+    "SurfaceOp",
+    "envelope_is_valid",
+    "event_from_checked_wire",
+    "new_event",
+]
+
+SurfaceOp = Literal["append"] | dict[str, Any]
+"""``"append"`` or a replace op ``{"op": "replace", "startSeq": s, "endSeq": e}``."""
+
+ENVELOPE_KEYS: Final = frozenset(
+    {"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
+)
+"""The only keys an event may have (spec/core.md §2.1)."""
+
+_dict_new = dict.__new__
+_dict_init = dict.__init__
+
+
+class Event(FrozenDict):
+    """One immutable entry of a session log: its wire object, readable as attributes too.
+
+    Events come from ``Session.append``, seeds, stores and ``Event.from_wire``; they are never
+    built field by field, so that every ``Event`` holds validated, frozen data.
+
+    Example:
+        >>> ev = Event.from_wire({"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}})
+        >>> ev.type, ev.seq, ev.data["turn"], ev.surface_op
+        ('turn/start', 0, 1, None)
+    """
+
+    __slots__ = ()
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError(
+            "events are built by Session.append, Session.from_events or Event.from_wire"
+        )
+
+    @property
+    def type(self) -> str:
+        """The event type, e.g. ``"user/message"``."""
+        return self["type"]  # type: ignore[no-any-return]  # a str by the envelope check
+
+    @property
+    def seq(self) -> int:
+        """Position in the log, dense from 0."""
+        return self["seq"]  # type: ignore[no-any-return]  # an int by the envelope check
+
+    @property
+    def time(self) -> int:
+        """Epoch milliseconds at append."""
+        return self["time"]  # type: ignore[no-any-return]  # an int by the envelope check
+
+    @property
+    def data(self) -> JsonValue:
+        """The frozen payload; its shape depends on ``type`` (spec/core.md §2.4)."""
+        return self["data"]
+
+    @property
+    def surface_op(self) -> JsonValue:
+        """``"append"``, a frozen replace op, or ``None`` for a log-only event."""
+        return self.get("surfaceOp")
+
+    @property
+    def source_event_seqs(self) -> JsonValue:
+        """The seqs this event cites (its provenance), or ``None``."""
+        return self.get("sourceEventSeqs")
+
+    @property
+    def ignorable(self) -> bool:
+        """Whether a reader that does not know ``type`` may skip this event."""
+        return self.get("ignorable") is True
+
+    def to_wire(self) -> dict[str, Any]:
+        """Return the event as a plain, mutable wire dict (camelCase keys)."""
+        return thaw(self)  # type: ignore[no-any-return]  # thaw of a dict is a dict
+
+    def __repr__(self) -> str:
+        return f"Event({dict.__repr__(self)})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Event.from_wire, (self.to_wire(),))
+
+    @classmethod
+    def from_wire(cls, wire: object) -> Event:
+        """Build an event from its wire form, with every event-local check.
+
+        Checks the lossless-JSON domain, the envelope (spec/core.md §2.1) and the per-type data
+        rules and shapes (§4 step 7, §9.2, subject ``session event at seq <n>``). Rules that
+        need the rest of the log (surface markers, contiguity) are checked where the event
+        joins one.
+
+        Raises:
+            agentlog.NotLosslessJson: when ``wire`` is not lossless JSON.
+            agentlog.EventRejected: for an invalid envelope or payload.
+        """
+        frozen = snapshot(wire)
+        if not envelope_is_valid(frozen):
+            raise EventRejected(
+                "session event has an invalid event envelope",
+                event_type=frozen.get("type") if isinstance(frozen, dict) else None,
+            )
+        event = event_from_checked_wire(frozen)
+        try:
+            check_event(event["type"], event["data"])
+        except RuleViolation as violation:
+            raise EventRejected(
+                f"session event at seq {event['seq']} {violation}",
+                event_type=event["type"],
+                seq=event["seq"],
+            ) from None
+        return event
+
+
+def envelope_is_valid(wire: object) -> bool:
+    """Check the envelope rules of spec/core.md §9.1 step 2 on a frozen or plain wire value.
+
+    The wire must be an object with only envelope keys, a string ``type``, a seq (non-negative
+    safe integer), a safe-integer ``time``, a ``data`` key, and ``ignorable`` absent or ``true``.
+    """
+    if not isinstance(wire, dict) or not ENVELOPE_KEYS.issuperset(wire):
+        return False
+    return (
+        type(wire.get("type")) is str
+        and is_seq(wire.get("seq"))
+        and is_safe_integer(wire.get("time"))
+        and "data" in wire
+        and wire.get("ignorable", True) is True
+    )
+
+
+def event_from_checked_wire(wire: dict[str, Any]) -> Event:
+    """Wrap a frozen wire object that passed ``envelope_is_valid`` as an ``Event`` (no copy).
+
+    Integral float ``seq``/``time`` (JSON written elsewhere, e.g. ``1.0``) become ``int`` so that
+    seqs index the log.
+    """
+    event: Event = _dict_new(Event)
+    _dict_init(event, wire)
+    if type(wire["seq"]) is not int or type(wire["time"]) is not int:
+        dict.__setitem__(event, "seq", int(wire["seq"]))
+        dict.__setitem__(event, "time", int(wire["time"]))
+    return event
+
+
+def new_event(
+    type: str,
+    seq: int,
+    time: int,
+    data: JsonValue,
+    source_event_seqs: JsonValue = None,
+    surface_op: JsonValue = None,
+    ignorable: bool = False,
+) -> Event:
+    """Assemble an appended event from validated, frozen parts.
+
+    Key order follows the reference writer: ``type, seq, time, data, sourceEventSeqs?,
+    surfaceOp?`` (plus ``ignorable: true`` last, an agentlog extension).
+    """
+    wire: dict[str, Any] = {"type": type, "seq": seq, "time": time, "data": data}
+    if source_event_seqs is not None:
+        wire["sourceEventSeqs"] = source_event_seqs
+    if surface_op is not None:
+        wire["surfaceOp"] = surface_op
+    if ignorable:
+        wire["ignorable"] = True
+    event: Event = _dict_new(Event)
+    _dict_init(event, wire)
+    return event

@@ -1,0 +1,85 @@
+"""The session header: storage metadata outside the log (spec/core.md §2.2, format 4).
+
+``build_header()`` validates a supplied header (texts E63–E75 of §14) or synthesizes
+``{version: 4, id, createdAt: now, isSeeded: false}``. Unknown extra keys are retained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from agentlog.errors import NotLosslessJson, SeedRejected
+from agentlog.values import FrozenDict, is_safe_integer, js_text, snapshot
+
+__all__ = ["FORMAT_VERSION", "build_header"]
+
+FORMAT_VERSION: Final = 4
+"""The session format agentlog reads and writes natively."""
+
+
+def build_header(session_id: str, header: object, clock: Callable[[], int]) -> FrozenDict:
+    """Validate ``header`` for session ``session_id``, or synthesize one when it is ``None``.
+
+    Raises:
+        SeedRejected: with the exact catalogue text (E63–E75).
+    """
+    frozen: FrozenDict
+    if header is None:
+        frozen = snapshot(
+            {"version": FORMAT_VERSION, "id": session_id, "createdAt": clock(), "isSeeded": False}
+        )
+        return frozen
+    try:
+        frozen = snapshot(header)
+    except NotLosslessJson as exc:
+        raise _rejected("session header is not losslessly JSON-serializable", session_id) from exc
+    if not isinstance(frozen, dict):
+        raise _rejected("session header is not a plain JSON record", session_id)
+    problem = _problem(frozen, session_id)
+    if problem is not None:
+        raise _rejected(problem, session_id)
+    return frozen
+
+
+def _rejected(message: str, session_id: str) -> SeedRejected:
+    return SeedRejected(message, session_id=session_id)
+
+
+def _is_count(value: Any) -> bool:
+    return is_safe_integer(value) and value >= 0
+
+
+def _problem(header: dict[str, Any], session_id: str) -> str | None:
+    version = header.get("version", _ABSENT)
+    if version != FORMAT_VERSION or type(version) is bool:
+        return f"session header version must be {FORMAT_VERSION}, got {js_text(version)}"
+    if header.get("id") != session_id:
+        return (
+            f'session header id "{js_text(header.get("id", _ABSENT))}" does not match session '
+            f'id "{session_id}"'
+        )
+    if not _is_count(header.get("createdAt")):
+        return "session header createdAt must be a non-negative safe integer"
+    if "cwd" in header:
+        cwd = header["cwd"]
+        if not isinstance(cwd, str):
+            return "session header cwd must be a string"
+        if not cwd.startswith("/"):
+            return f'session header cwd must be an absolute path, got "{cwd}"'
+    if "parentSession" in header and not isinstance(header["parentSession"], str):
+        return "session header parentSession must be a string"
+    if "seedLength" in header:
+        return 'session header has invalid field "seedLength"'
+    if "origin" in header and header["origin"] != "subagent":
+        return 'session header origin must be "subagent"'
+    if "delegationDepth" in header and not _is_count(header["delegationDepth"]):
+        return "session header delegationDepth must be a non-negative safe integer"
+    if "agentPreset" in header and not isinstance(header["agentPreset"], str):
+        return "session header agentPreset must be a string"
+    if not isinstance(header.get("isSeeded"), bool):
+        return "session header isSeeded must be a boolean"
+    return None
+
+
+_ABSENT: Final[Any] = object()

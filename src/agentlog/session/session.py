@@ -1,0 +1,544 @@
+"""``Session``: one append-only event log, its surface and the history derived from it.
+
+Implements spec/core.md §3 (the session object), §4 (the append pipeline, in its order), §6.2
+(``derive_messages`` with its generation-keyed cache), §7 (request header and context folds)
+and §9 (construction from a seed). A session is synchronous and thread-confined (DESIGN
+decision 9); stores attach to it through validators and observers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time as _time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
+from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
+from agentlog.session.header import build_header
+from agentlog.session.log import EventLog
+from agentlog.session.request import canonical_header
+from agentlog.session.seed import mark_seed_end, replay_seed
+from agentlog.surface import (
+    APPEND,
+    MessageProjection,
+    SurfaceState,
+    derive_event_message,
+    projection_registry,
+)
+from agentlog.values import FrozenDict, JsonValue, snapshot
+
+__all__ = ["Clock", "Observer", "Session", "Surface", "Validator"]
+
+_logger = logging.getLogger("agentlog.session")
+
+Clock = Callable[[], int]
+"""A source of epoch milliseconds."""
+Validator = Callable[["Session", Event], None]
+"""Pre-commit check of a candidate event; raising vetoes the append."""
+Observer = Callable[["Session", Event], object]
+"""Post-commit notification; exceptions (and failed awaitables) are logged, never raised."""
+
+_STALE: Final[Any] = object()
+
+
+def wall_clock() -> int:
+    """The current time in epoch milliseconds."""
+    return _time.time_ns() // 1_000_000
+
+
+class Surface:
+    """The live, read-only view of a session's surface (the same object for the session's life).
+
+    Attributes are read at call time: ``nodes`` is a tuple of the current node seqs, in order.
+    """
+
+    __slots__ = ("_key", "_nodes", "_state")
+
+    def __init__(self, state: SurfaceState) -> None:
+        self._state = state
+        self._nodes: tuple[int, ...] = ()
+        self._key = (0, 0)
+
+    @property
+    def nodes(self) -> tuple[int, ...]:
+        """The seqs of the events the model sees, in surface order."""
+        state = self._state
+        key = (len(state.nodes), state.replace_generation)
+        if key != self._key:
+            self._nodes = tuple(state.nodes)
+            self._key = key
+        return self._nodes
+
+    @property
+    def replace_generation(self) -> int:
+        """How many replaces have been applied."""
+        return self._state.replace_generation
+
+    @property
+    def content_generation(self) -> int:
+        """How many changes to already-visible content (replaces plus projections) happened."""
+        return self._state.content_generation
+
+    def __repr__(self) -> str:
+        return f"Surface(nodes={self.nodes!r})"
+
+
+class Session:
+    """An agent session: an append-only event log and the message history derived from it.
+
+    Build one with ``Session.create()`` (empty) or ``Session.from_events()`` (from a seed:
+    replay, resume, fork); stores hand out attached sessions. Append events with ``append()``;
+    read the history the model sees with ``derive_messages()``.
+
+    Example:
+        >>> from agentlog import Session, messages
+        >>> s = Session.create("demo", clock=lambda: 0)
+        >>> ev = s.append("user/message", messages.user("hi", id="u1"), surface_op="append")
+        >>> ev.seq, s.surface.nodes, [m["id"] for m in s.derive_messages()]
+        (0, (0,), ['u1'])
+    """
+
+    __slots__ = (
+        "_clock",
+        "_context",
+        "_derived",
+        "_derived_generation",
+        "_derived_nodes",
+        "_events_view",
+        "_header_value",
+        "_last_header",
+        "_log",
+        "_observers",
+        "_projections",
+        "_publishing",
+        "_state",
+        "_validators",
+        "first_lifecycle_seq",
+        "first_live_seq",
+        "header",
+        "id",
+        "inherited_event_count",
+        "surface",
+    )
+
+    def __init__(self) -> None:
+        raise TypeError("build sessions with Session.create() or Session.from_events()")
+
+    # --- construction -------------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        session_id: str,
+        header: JsonValue = None,
+        *,
+        projections: Iterable[MessageProjection] = (),
+        clock: Clock | None = None,
+    ) -> Session:
+        """Create an empty, detached session.
+
+        Args:
+            session_id: The session id; a supplied header must carry the same ``id``.
+            header: A format-4 session header, or ``None`` to synthesize one.
+            projections: Message projections the session may use (e.g. ``IMAGE_OFFLOAD``).
+            clock: Epoch-ms source for event times and a synthesized ``createdAt``.
+
+        Raises:
+            SeedRejected: for an invalid header or a seeded header (which needs a seed).
+        """
+        clock = clock or wall_clock
+        registry = _registry(session_id, projections)
+        frozen_header = build_header(_checked_id(session_id), header, clock)
+        if frozen_header.get("isSeeded") is True:
+            raise SeedRejected(
+                "seeded session requires an explicit constructor seed", session_id=session_id
+            )
+        session = cls.__new__(cls)
+        session._setup(session_id, frozen_header, [], registry, clock)
+        return session
+
+    @classmethod
+    def from_events(
+        cls,
+        session_id: str,
+        events: Iterable[Any],
+        header: JsonValue = None,
+        *,
+        inherited_event_count: int | None = None,
+        restore: bool = False,
+        projections: Iterable[MessageProjection] = (),
+        clock: Clock | None = None,
+    ) -> Session:
+        """Build a session from a seed: a complete event list (replay, resume, fork).
+
+        Every entry is checked as in spec/core.md §9.1 and folded through the surface; then the
+        ``session/end-seed`` marker of §9.4 is appended unless the seed already ends with one.
+
+        Args:
+            session_id: The session id.
+            events: ``Event``s or wire dicts, contiguous from seq 0.
+            header: The session header, or ``None`` to synthesize an unseeded one.
+            inherited_event_count: For a seeded header (a fork child): how many leading events
+                were inherited from the parent.
+            restore: The resume-from-storage path: only the ordinary ``{}`` marker is added.
+            projections: Message projections the log may use.
+            clock: Epoch-ms source for new events and a synthesized ``createdAt``.
+
+        Raises:
+            SeedRejected: with the text of the first failing rule (E30–E48, E63–E76).
+        """
+        clock = clock or wall_clock
+        session_id = _checked_id(session_id)
+        registry = _registry(session_id, projections)
+        frozen_header = build_header(session_id, header, clock) if restore else None
+        session = cls.__new__(cls)
+        log: list[Event] = []
+        session._setup(session_id, FrozenDict(), log, registry, clock)
+        replay_seed(session_id, events, session._state, log, restore=restore)
+        if frozen_header is None:
+            frozen_header = build_header(session_id, header, clock)
+        session.header = frozen_header
+        cut = mark_seed_end(
+            session_id,
+            log,
+            session._state,
+            seeded=frozen_header.get("isSeeded") is True,
+            inherited=inherited_event_count,
+            restore=restore,
+            clock=clock,
+        )
+        session.first_live_seq = cut.first_live_seq
+        session.first_lifecycle_seq = cut.first_lifecycle_seq
+        session.inherited_event_count = cut.inherited_event_count
+        for event in log:
+            session._track(event)
+        return session
+
+    def _setup(
+        self,
+        session_id: str,
+        header: FrozenDict,
+        log: list[Event],
+        projections: dict[str, MessageProjection],
+        clock: Clock,
+    ) -> None:
+        self.id = session_id
+        self.header = header
+        self._log = log
+        self._clock = clock
+        self._projections = projections
+        self._state = SurfaceState(self._lookup, projections)
+        self.surface = Surface(self._state)
+        self.first_live_seq = 0
+        self.first_lifecycle_seq = 0
+        self.inherited_event_count = 0
+        self._events_view: EventLog | None = None
+        self._derived: list[JsonValue] = []
+        self._derived_nodes = 0
+        self._derived_generation = 0
+        self._last_header: Event | None = None
+        self._header_value: Any = None
+        self._context: JsonValue = None
+        self._validators: list[Validator] = []
+        self._observers: list[Observer] = []
+        self._publishing = False
+
+    def _lookup(self, seq: int) -> Event | None:
+        log = self._log
+        return log[seq] if 0 <= seq < len(log) else None
+
+    # --- reading ------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Clock:
+        """The epoch-ms source of this session's event times."""
+        return self._clock
+
+    @property
+    def projections(self) -> tuple[MessageProjection, ...]:
+        """The message projections this session may use."""
+        return tuple(self._projections.values())
+
+    @property
+    def seq(self) -> int:
+        """The next seq, which is also the number of events."""
+        return len(self._log)
+
+    @property
+    def events(self) -> EventLog:
+        """Every event, as an immutable sequence (the same object until the next append)."""
+        view = self._events_view
+        if view is None or len(view) != len(self._log):
+            view = self._events_view = EventLog(self._log, len(self._log))
+        return view
+
+    def event_at(self, seq: int) -> Event:
+        """The event at ``seq``.
+
+        Raises:
+            IndexError: when no event has that seq.
+        """
+        event = self._lookup(seq) if type(seq) is int else None
+        if event is None:
+            raise IndexError(f"session {self.id!r} has no event at seq {seq!r}")
+        return event
+
+    def own_events(self) -> tuple[Event, ...]:
+        """The events after the inherited prefix of a fork child (all events otherwise)."""
+        return tuple(self._log[self.inherited_event_count :])
+
+    def is_own_seq(self, seq: int) -> bool:
+        """Whether ``seq`` names an event this session wrote itself (not inherited)."""
+        return self.inherited_event_count <= seq < len(self._log)
+
+    def derive_messages(self) -> list[JsonValue]:
+        """The message history the model sees: one message per visible surface node.
+
+        Returns a fresh list of shared, immutable messages (spec/core.md §6.2). Only nodes added
+        since the last call are projected while ``content_generation`` is unchanged.
+        """
+        state = self._state
+        if state.content_generation != self._derived_generation:
+            self._derived = []
+            self._derived_nodes = 0
+            self._derived_generation = state.content_generation
+        nodes = state.nodes
+        if self._derived_nodes < len(nodes):
+            log = self._log
+            projected = state.projected
+            derived = self._derived
+            for seq in nodes[self._derived_nodes :]:
+                message = derive_event_message(log[seq], projected)
+                if message is not None:
+                    derived.append(message)
+            self._derived_nodes = len(nodes)
+        return list(self._derived)
+
+    def derive_event_message(self, event: Mapping[str, Any]) -> JsonValue:
+        """The message one event contributes, with this session's projections applied."""
+        return derive_event_message(event, self._state.projected)
+
+    def request_header(self) -> JsonValue:
+        """The canonical request header in force (spec/core.md §7.2), or ``None``."""
+        value = self._header_value
+        if value is _STALE:
+            assert self._last_header is not None
+            value = self._header_value = canonical_header(self._last_header["data"]["header"])
+        return value
+
+    def request_context(self) -> JsonValue:
+        """The data of the latest ``request/context`` event (spec/core.md §7.5), or ``None``."""
+        return self._context
+
+    def _track(self, event: Event) -> None:
+        event_type = event["type"]
+        if event_type == "request/header":
+            self._last_header = event
+            self._header_value = _STALE
+        elif event_type == "request/context":
+            self._context = event["data"]
+
+    def fork(self, boundary: int | None = None, child_id: str | None = None) -> Session:
+        """Fork a detached child that inherits this session's events ``0..boundary``.
+
+        Implements spec/core.md §10.1–§10.2 for an in-memory session: any seq may be the
+        boundary (default: the last event); a turn the cut leaves open is closed in the child
+        with ``forked`` closers. The parent is never touched; the child shares its immutable
+        events instead of copying them.
+
+        Raises:
+            agentlog.SessionForkError: ``INVALID_BOUNDARY`` for a boundary that is not a seq
+                of this session.
+        """
+        # The one reach from session down into lifecycle, allowed by the import contract:
+        # a fork seed is built by the lifecycle layer, which itself builds on Session.
+        from agentlog.lifecycle.fork import fork_session
+
+        return fork_session(self, boundary, child_id)
+
+    # --- hooks --------------------------------------------------------------------------
+
+    def add_validator(self, validator: Validator) -> Callable[[], None]:
+        """Run ``validator(session, candidate)`` before every commit; raising vetoes the append.
+
+        Returns:
+            A function that removes the validator.
+        """
+        self._validators.append(validator)
+        return lambda: self._validators.remove(validator)
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Call ``observer(session, event)`` after every commit (spec/core.md §4 step 9d).
+
+        Exceptions are logged as warnings and never change the append's result; an awaitable
+        result is scheduled on the running event loop and its failure logged the same way.
+
+        Returns:
+            A function that removes the observer.
+        """
+        self._observers.append(observer)
+        return lambda: self._observers.remove(observer)
+
+    # --- appending ----------------------------------------------------------------------
+
+    def append(
+        self,
+        event_type: str,
+        data: JsonValue,
+        *,
+        surface_op: JsonValue = None,
+        source_event_seqs: JsonValue = None,
+        ignorable: bool = False,
+    ) -> Event:
+        """Validate and append one event; return it as stored (spec/core.md §4).
+
+        Args:
+            event_type: A declared event type, or any type when ``ignorable`` is true.
+            data: The payload; snapshotted (validated, deep-frozen) before anything else.
+            surface_op: ``"append"`` or ``{"op": "replace", "startSeq": s, "endSeq": e}``;
+                required for the five surface types, forbidden for the others.
+            source_event_seqs: Seqs this event cites; a replace must cite every node it shadows.
+            ignorable: Mark the event as skippable by readers that do not know its type.
+
+        Returns:
+            The committed, immutable event.
+
+        Raises:
+            EventRejected: with the catalogue text; the session is unchanged and the seq unused.
+        """
+        if type(event_type) is not str:
+            raise self._rejected(f"session event type must be a string, got {event_type!r}", None)
+        if not ignorable and not is_declared(event_type):
+            raise self._rejected(
+                f'session event "{event_type}" has an undeclared type; declare it or append it '
+                "as ignorable",
+                event_type,
+            )
+        try:
+            data = snapshot(data)
+        except NotLosslessJson as exc:
+            raise self._rejected(
+                f'session event "{event_type}" carries non-JSON-serializable data', event_type, exc
+            ) from exc
+        if (surface_op is not None and surface_op != APPEND) or source_event_seqs is not None:
+            try:
+                surface_op = snapshot(surface_op)
+                source_event_seqs = snapshot(source_event_seqs)
+            except NotLosslessJson as exc:
+                raise self._rejected(
+                    f'session event "{event_type}" carries non-JSON-serializable surface metadata',
+                    event_type,
+                    exc,
+                ) from exc
+        if self._publishing:
+            raise self._rejected(
+                "session append cannot reenter while another append is being published",
+                event_type,
+            )
+        seq = len(self._log)
+        now = self._clock()
+        if type(now) is not int:
+            raise self._rejected(f"session clock returned {now!r}, not epoch milliseconds", None)
+        event = new_event(event_type, seq, now, data, source_event_seqs, surface_op, ignorable)
+        try:
+            check_event(event_type, data)
+        except RuleViolation as violation:
+            raise self._rejected(
+                f'session event "{event_type}" at seq {seq} {violation}', event_type
+            ) from None
+        try:
+            plan = self._state.plan(event)
+        except EventRejected as exc:
+            exc.session_id = self.id
+            raise
+        observers = tuple(self._observers)
+        if self._validators:
+            self._publishing = True
+            try:
+                for validator in tuple(self._validators):
+                    validator(self, event)
+            finally:
+                self._publishing = False
+        self._log.append(event)
+        self._state.apply(plan)
+        self._track(event)
+        if observers:
+            self._publish(event, observers)
+        return event
+
+    def _rejected(
+        self, message: str, event_type: str | None, cause: NotLosslessJson | None = None
+    ) -> EventRejected:
+        error = EventRejected(message, session_id=self.id, event_type=event_type, seq=self.seq)
+        if cause is not None:
+            error.add_note(str(cause))
+        return error
+
+    def _publish(self, event: Event, observers: tuple[Observer, ...]) -> None:
+        self._publishing = True
+        try:
+            for observer in observers:
+                try:
+                    result = observer(self, event)
+                except Exception as exc:
+                    _logger.warning(
+                        'session "%s": session/event listener threw: %s', self.id, _describe(exc)
+                    )
+                else:
+                    if inspect.isawaitable(result):
+                        self._watch(result)
+        finally:
+            self._publishing = False
+
+    def _watch(self, awaitable: Any) -> None:
+        try:
+            future = asyncio.ensure_future(awaitable)
+        except RuntimeError:
+            if inspect.iscoroutine(awaitable):
+                awaitable.close()
+            _logger.warning(
+                'session "%s": session/event listener returned an awaitable outside a running '
+                "event loop; it was not run",
+                self.id,
+            )
+            return
+        _PENDING.add(future)
+        future.add_done_callback(lambda done: self._settled(done))
+
+    def _settled(self, future: asyncio.Future[Any]) -> None:
+        _PENDING.discard(future)
+        if not future.cancelled() and future.exception() is not None:
+            _logger.warning(
+                'session "%s": session/event listener rejected: %s',
+                self.id,
+                _describe(future.exception()),  # type: ignore[arg-type]  # not None, checked
+            )
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, {len(self._log)} events, nodes={len(self._state.nodes)})"
+
+
+_PENDING: set[asyncio.Future[Any]] = set()
+"""Observer futures in flight, kept referenced until they settle."""
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _checked_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not session_id:
+        raise SeedRejected(f"session id must be a nonempty string, got {session_id!r}")
+    return session_id
+
+
+def _registry(
+    session_id: str, projections: Iterable[MessageProjection]
+) -> dict[str, MessageProjection]:
+    try:
+        return projection_registry(projections)
+    except ValueError as exc:
+        raise SeedRejected(str(exc), session_id=session_id) from None

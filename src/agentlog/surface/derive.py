@@ -1,0 +1,40 @@
+"""The per-event projection rule: which message a surface node shows the model.
+
+Implements spec/core.md §6.1 ``deriveEventMessage`` for format 4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agentlog.values import JsonValue
+
+__all__ = ["derive_event_message"]
+
+_EMPTY_MEANS_NONE = frozenset({"assistant/message", "system/message", "developer/message"})
+
+
+def derive_event_message(
+    event: Mapping[str, Any], projected: Mapping[int, JsonValue] | None = None
+) -> JsonValue:
+    """Return the message ``event`` contributes to the model history, or ``None``.
+
+    ``user/message`` shows its data itself (the same object); ``tool/result`` its
+    ``data.message``; ``assistant/message``, ``system/message`` and ``developer/message`` their
+    ``data.message`` unless its content is empty; every other type shows nothing. A message
+    rewritten by a projection is shown in its projected form. ``surfaceOp`` is not consulted.
+    """
+    if projected:
+        message = projected.get(event["seq"])
+        if message is not None:
+            return message
+    event_type = event["type"]
+    if event_type == "user/message":
+        return event["data"]
+    if event_type == "tool/result":
+        return event["data"]["message"]
+    if event_type in _EMPTY_MEANS_NONE:
+        message = event["data"]["message"]
+        return message if message["content"] else None
+    return None

@@ -1,0 +1,204 @@
+"""The lossless-JSON snapshot: validate and deep-freeze in one pass (spec/core.md §1).
+
+Two walkers share one rule set. The recursive fast path handles ordinary values at near-C
+speed; anything it cannot finish (a rejected value, or a ``RecursionError`` from a very deep
+or cyclic value) is redone by the iterative walker, which has no depth limit, detects cycles
+through the ancestor chain and names the offending JSON path in its error.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from agentlog.errors import NotLosslessJson
+from agentlog.values._frozen import FrozenDict, FrozenList
+
+__all__ = ["MAX_SAFE_INTEGER", "is_frozen", "snapshot", "thaw_walk"]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The largest integer a JSON reader built on IEEE doubles keeps exactly (JS ``Number``)."""
+
+_MIN = -MAX_SAFE_INTEGER
+_MAX = MAX_SAFE_INTEGER
+_copysign = math.copysign
+
+
+class _Reject(Exception):
+    """Internal signal of the fast path: redo with the diagnosing walker."""
+
+
+def is_frozen(value: object) -> bool:
+    """Tell whether ``value`` is an agentlog frozen container (validated, immutable JSON)."""
+    return isinstance(value, (FrozenDict, FrozenList))
+
+
+def snapshot(value: object) -> Any:
+    """Validate ``value`` as lossless JSON and return a deeply immutable copy of it.
+
+    Implements spec/core.md §1 with the Python mapping of §1.4 and DESIGN decision 3: accepts
+    ``None``, ``bool``, ``str``, ``int`` within ±(2**53-1), finite ``float`` other than
+    ``-0.0``, ``list`` and ``dict`` with ``str`` keys; refuses everything else, including
+    tuples, sets, bytes, subclasses and cycles. Shared sub-objects become independent copies.
+    Already-frozen agentlog values are returned as they are, without a copy.
+
+    Raises:
+        NotLosslessJson: naming the JSON path of the first offending value.
+    """
+    try:
+        return _snap(value)
+    except (_Reject, RecursionError):
+        return _snap_diagnosing(value)
+
+
+def _snap(v: Any) -> Any:
+    t = type(v)
+    if t is str or t is bool or v is None:
+        return v
+    if t is dict:
+        out = {}
+        for k, x in v.items():
+            if type(k) is not str:
+                raise _Reject
+            tx = type(x)
+            if tx is str or tx is bool or x is None or (tx is int and _MIN <= x <= _MAX):
+                out[k] = x
+            else:
+                out[k] = _snap(x)
+        return FrozenDict(out)
+    if t is list:
+        return FrozenList([x if type(x) is str else _snap(x) for x in v])
+    if t is int:
+        if _MIN <= v <= _MAX:
+            return v
+        raise _Reject
+    if t is float:
+        if v - v == 0.0 and (v != 0.0 or _copysign(1.0, v) > 0.0):
+            return v
+        raise _Reject
+    if isinstance(v, (FrozenDict, FrozenList)):
+        return v
+    raise _Reject
+
+
+_DESCEND = object()
+
+
+def _leaf(v: Any) -> Any:
+    """Return a valid scalar or frozen value as is, ``_DESCEND`` for a container to walk."""
+    t = type(v)
+    if t is str or t is bool or v is None:
+        return v
+    if t is int:
+        if _MIN <= v <= _MAX:
+            return v
+        raise _Invalid(f"integer {v} is outside the safe range ±(2**53-1)")
+    if t is float:
+        if v != v or v - v != 0.0:
+            raise _Invalid(f"float {v!r} is not finite")
+        if v == 0.0 and _copysign(1.0, v) < 0.0:
+            raise _Invalid("float -0.0 has no JSON form")
+        return v
+    if t is dict or t is list:
+        return _DESCEND
+    if isinstance(v, (FrozenDict, FrozenList)):
+        return v
+    if isinstance(v, (dict, list)):
+        raise _Invalid(f"{t.__name__} is a {type(v).__mro__[1].__name__} subclass, not plain JSON")
+    raise _Invalid(f"{t.__name__} is not a JSON type")
+
+
+class _Invalid(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def json_path(keys: list[str | int]) -> str:
+    """Render a list of keys and indexes as a JSONPath such as ``$.content[2].text``."""
+    parts = ["$"]
+    for key in keys:
+        if isinstance(key, int):
+            parts.append(f"[{key}]")
+        elif key.isidentifier():
+            parts.append(f".{key}")
+        else:
+            parts.append(f"[{key!r}]")
+    return "".join(parts)
+
+
+def _snap_diagnosing(root: Any) -> Any:
+    """Iterative snapshot: no depth limit, cycle detection, errors that name the path."""
+    keys: list[str | int] = []
+    try:
+        first = _leaf(root)
+        if first is not _DESCEND:
+            return first
+        ancestors = {id(root)}
+        # A frame is [source, plain output, item iterator]; keys[i] is frame i+1's key.
+        stack: list[list[Any]] = [_open(root)]
+        while True:
+            source, out, items = stack[-1]
+            is_dict = type(source) is dict
+            for key, item in items:
+                if is_dict and type(key) is not str:
+                    keys.append(repr(key))
+                    raise _Invalid(f"key {key!r} is a {type(key).__name__}, not a str")
+                value = _leaf(item)
+                if value is _DESCEND:
+                    keys.append(key)
+                    if id(item) in ancestors:
+                        raise _Invalid("value contains itself (a cycle)")
+                    ancestors.add(id(item))
+                    stack.append(_open(item))
+                    break
+                if is_dict:
+                    out[key] = value
+                else:
+                    out.append(value)
+            else:
+                stack.pop()
+                ancestors.discard(id(source))
+                frozen = FrozenDict(out) if is_dict else FrozenList(out)
+                if not stack:
+                    return frozen
+                parent_out = stack[-1][1]
+                key = keys.pop()
+                if type(parent_out) is dict:
+                    parent_out[key] = frozen
+                else:
+                    parent_out.append(frozen)
+    except _Invalid as invalid:
+        path = json_path(keys)
+        raise NotLosslessJson(
+            f"value at {path} is not lossless JSON: {invalid.reason}",
+            path=path,
+            reason=invalid.reason,
+        ) from None
+
+
+def _open(container: Any) -> list[Any]:
+    if type(container) is dict:
+        return [container, {}, iter(container.items())]
+    return [container, [], iter(enumerate(container))]
+
+
+def thaw_walk(root: Any) -> Any:
+    """Deep plain copy of a JSON value of any depth (the slow path of ``thaw``)."""
+    if not isinstance(root, (dict, list)):
+        return root
+    result: Any = {} if isinstance(root, dict) else []
+    stack: list[tuple[Any, Any]] = [(root, result)]
+    while stack:
+        source, out = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                copy: Any = {} if isinstance(item, dict) else []
+                stack.append((item, copy))
+                item = copy
+            if isinstance(out, dict):
+                out[key] = item
+            else:
+                out.append(item)
+    return result
