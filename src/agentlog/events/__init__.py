@@ -28,7 +28,6 @@ from agentlog.events.rules import (
     RuleViolation,
     check_event,
     check_event_data,
-    check_event_shape,
     event_message,
 )
 
@@ -44,7 +43,6 @@ __all__ = [
     "SurfaceOp",
     "check_event",
     "check_event_data",
-    "check_event_shape",
     "declaration",
     "declare_event_type",
     "declared_event_types",

@@ -42,6 +42,7 @@ Observer = Callable[["Session", Event], object]
 """Post-commit notification; exceptions (and failed awaitables) are logged, never raised."""
 
 _STALE: Final[Any] = object()
+_TRACKED: Final = frozenset({"request/header", "request/context"})
 
 
 def wall_clock() -> int:
@@ -438,7 +439,8 @@ class Session:
                 "session append cannot reenter while another append is being published",
                 event_type,
             )
-        seq = len(self._log)
+        log = self._log
+        seq = len(log)
         now = self._clock()
         if type(now) is not int:
             raise self._rejected(f"session clock returned {now!r}, not epoch milliseconds", None)
@@ -449,12 +451,13 @@ class Session:
             raise self._rejected(
                 f'session event "{event_type}" at seq {seq} {violation}', event_type
             ) from None
+        state = self._state
         try:
-            plan = self._state.plan(event)
+            plan = state.plan(event)
         except EventRejected as exc:
             exc.session_id = self.id
             raise
-        observers = tuple(self._observers)
+        observers = tuple(self._observers) if self._observers else ()
         if self._validators:
             self._publishing = True
             try:
@@ -462,9 +465,10 @@ class Session:
                     validator(self, event)
             finally:
                 self._publishing = False
-        self._log.append(event)
-        self._state.apply(plan)
-        self._track(event)
+        log.append(event)
+        state.apply(plan)
+        if event_type in _TRACKED:
+            self._track(event)
         if observers:
             self._publish(event, observers)
         return event

@@ -41,6 +41,8 @@ def check_markers(event: Mapping[str, Any]) -> str | ReplaceRange | None:
     event_type = event["type"]
     surface_op = event.get("surfaceOp", _MISSING)
     sources = event.get("sourceEventSeqs", _MISSING)
+    if surface_op == APPEND and sources is _MISSING and event_type in SURFACE_EVENT_TYPES:
+        return APPEND  # the common case, decided without further checks
     if event_type not in SURFACE_EVENT_TYPES:
         if event.get("ignorable") is True and not is_declared(event_type):
             return None
@@ -64,7 +66,7 @@ def check_markers(event: Mapping[str, Any]) -> str | ReplaceRange | None:
             event,
         )
     if surface_op == APPEND:
-        op = APPEND
+        op = APPEND  # the constant itself: callers compare with ``is``
     elif isinstance(surface_op, dict):
         op = _replace_range(surface_op, event)
         if not (op[0] < seq and op[1] < seq):

@@ -83,8 +83,14 @@ class SurfaceState:
             )
         op = check_markers(event)
         event_type = event["type"]
-        if event_type == "developer/message":
-            self._check_header_binding(event)
+        if op is not None:
+            # A surface type: never a projection, so steps 3 and 5-6 of §5.4 remain.
+            if event_type == "developer/message":
+                self._check_header_binding(event)
+            if op is APPEND:
+                return _APPEND_PLAN
+            assert not isinstance(op, str)
+            return self._plan_replace(event, *op)
         projection = self._projections.get(event_type)
         if projection is not None:
             return (_PROJECT, self._project(projection, event))
@@ -94,11 +100,7 @@ class SurfaceState:
                 "plugin or supply its projection definition",
                 event,
             )
-        if op is None:
-            return None
-        if isinstance(op, str):
-            return _APPEND_PLAN
-        return self._plan_replace(event, *op)
+        return None
 
     def apply(self, plan: Plan) -> None:
         """Commit a plan returned by ``plan()`` for the next event."""

@@ -9,12 +9,21 @@ through the ancestor chain and names the offending JSON path in its error.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Callable
 from typing import Any
 
 from agentlog.errors import NotLosslessJson
 from agentlog.values._frozen import FrozenDict, FrozenList
 
-__all__ = ["MAX_SAFE_INTEGER", "is_frozen", "snapshot", "thaw_walk"]
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "c_snapshot",
+    "is_frozen",
+    "python_snapshot",
+    "snapshot",
+    "thaw_walk",
+]
 
 MAX_SAFE_INTEGER = 2**53 - 1
 """The largest integer a JSON reader built on IEEE doubles keeps exactly (JS ``Number``)."""
@@ -25,7 +34,7 @@ _copysign = math.copysign
 
 
 class _Reject(Exception):
-    """Internal signal of the fast path: redo with the diagnosing walker."""
+    """Internal signal of the fast paths: redo with the diagnosing walker."""
 
 
 def is_frozen(value: object) -> bool:
@@ -46,7 +55,7 @@ def snapshot(value: object) -> Any:
         NotLosslessJson: naming the JSON path of the first offending value.
     """
     try:
-        return _snap(value)
+        return _fast_snapshot(value)
     except (_Reject, RecursionError):
         return _snap_diagnosing(value)
 
@@ -80,6 +89,24 @@ def _snap(v: Any) -> Any:
         return v
     raise _Reject
 
+
+def _load_speedups() -> Callable[[Any], Any] | None:
+    """The C fast path, unless it was not built or ``AGENTLOG_PURE_PYTHON`` is set."""
+    if os.environ.get("AGENTLOG_PURE_PYTHON"):
+        return None
+    try:
+        from agentlog.values import _speedups  # type: ignore[attr-defined]  # C, optional
+    except ImportError:
+        return None
+    _speedups.configure(FrozenDict, FrozenList, _Reject)
+    return _speedups.snapshot  # type: ignore[no-any-return]  # a C function
+
+
+c_snapshot = _load_speedups()
+"""The compiled fast path (``None`` when unavailable); same results as ``python_snapshot``."""
+python_snapshot = _snap
+"""The pure-Python fast path."""
+_fast_snapshot = c_snapshot or python_snapshot
 
 _DESCEND = object()
 

@@ -1,0 +1,188 @@
+/*
+ * Optional C accelerator for agentlog.values.snapshot (spec/core.md §1).
+ *
+ * snapshot(value) validates a value against the lossless JSON domain and returns a deep copy
+ * built from FrozenDict / FrozenList, exactly like the pure-Python fast path in _snapshot.py.
+ * It never diagnoses: whenever the value is not plainly valid (a rejected type, an integer
+ * outside +-(2**53-1), a non-finite float or -0.0, a non-str key, nesting deeper than
+ * MAX_DEPTH, which also catches cycles) it raises Fallback, and the Python side redoes the
+ * work with its diagnosing walker. So both implementations accept exactly the same values.
+ *
+ * Containers are created through dict/list tp_new and filled with the C-level
+ * PyDict_SetItem / PyList_Append, which bypass the Python-level mutators that FrozenDict and
+ * FrozenList override to raise.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+
+#define MAX_DEPTH 200
+#define MAX_SAFE_INTEGER 9007199254740991LL
+
+static PyObject *FrozenDictType = NULL;
+static PyObject *FrozenListType = NULL;
+static PyObject *Fallback = NULL;
+static PyObject *EmptyTuple = NULL;
+
+static PyObject *
+fallback(void)
+{
+    PyErr_SetNone(Fallback);
+    return NULL;
+}
+
+static PyObject *snap(PyObject *value, int depth);
+
+static PyObject *
+snap_dict(PyObject *value, int depth)
+{
+    PyObject *out = PyDict_Type.tp_new((PyTypeObject *)FrozenDictType, EmptyTuple, NULL);
+    if (out == NULL) {
+        return NULL;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *item;
+    while (PyDict_Next(value, &pos, &key, &item)) {
+        if (!PyUnicode_CheckExact(key)) {
+            Py_DECREF(out);
+            return fallback();
+        }
+        PyObject *copy = snap(item, depth + 1);
+        if (copy == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        int failed = PyDict_SetItem(out, key, copy);
+        Py_DECREF(copy);
+        if (failed) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static PyObject *
+snap_list(PyObject *value, int depth)
+{
+    PyObject *out = PyList_Type.tp_new((PyTypeObject *)FrozenListType, EmptyTuple, NULL);
+    if (out == NULL) {
+        return NULL;
+    }
+    /* No Python code runs during the walk, so the source list cannot change under us. */
+    Py_ssize_t size = PyList_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *copy = snap(PyList_GET_ITEM(value, i), depth + 1);
+        if (copy == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        int failed = PyList_Append(out, copy);
+        Py_DECREF(copy);
+        if (failed) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static PyObject *
+snap(PyObject *value, int depth)
+{
+    PyTypeObject *type = Py_TYPE(value);
+    if (type == &PyUnicode_Type || type == &PyBool_Type || value == Py_None) {
+        Py_INCREF(value);
+        return value;
+    }
+    if (type == &PyLong_Type) {
+        int overflow = 0;
+        long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (number == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (overflow || number > MAX_SAFE_INTEGER || number < -MAX_SAFE_INTEGER) {
+            return fallback();
+        }
+        Py_INCREF(value);
+        return value;
+    }
+    if (type == &PyFloat_Type) {
+        double number = PyFloat_AS_DOUBLE(value);
+        if (!isfinite(number) || (number == 0.0 && signbit(number))) {
+            return fallback();
+        }
+        Py_INCREF(value);
+        return value;
+    }
+    if (depth > MAX_DEPTH) {
+        return fallback();
+    }
+    if (type == &PyDict_Type) {
+        return snap_dict(value, depth);
+    }
+    if (type == &PyList_Type) {
+        return snap_list(value, depth);
+    }
+    if (PyObject_TypeCheck(value, (PyTypeObject *)FrozenDictType) ||
+        PyObject_TypeCheck(value, (PyTypeObject *)FrozenListType)) {
+        Py_INCREF(value);
+        return value;
+    }
+    return fallback();
+}
+
+static PyObject *
+speedups_snapshot(PyObject *module, PyObject *value)
+{
+    if (FrozenDictType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+        return NULL;
+    }
+    return snap(value, 0);
+}
+
+static PyObject *
+speedups_configure(PyObject *module, PyObject *args)
+{
+    PyObject *frozen_dict, *frozen_list, *fallback_error;
+    if (!PyArg_ParseTuple(args, "O!O!O", &PyType_Type, &frozen_dict, &PyType_Type, &frozen_list,
+                          &fallback_error)) {
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)frozen_dict, &PyDict_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)frozen_list, &PyList_Type)) {
+        PyErr_SetString(PyExc_TypeError, "configure() needs a dict and a list subclass");
+        return NULL;
+    }
+    Py_INCREF(frozen_dict);
+    Py_INCREF(frozen_list);
+    Py_INCREF(fallback_error);
+    Py_XSETREF(FrozenDictType, frozen_dict);
+    Py_XSETREF(FrozenListType, frozen_list);
+    Py_XSETREF(Fallback, fallback_error);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef speedups_methods[] = {
+    {"snapshot", speedups_snapshot, METH_O,
+     "Validate and deep-freeze a lossless JSON value, or raise the fallback error."},
+    {"configure", speedups_configure, METH_VARARGS,
+     "Set the frozen container types and the fallback error class."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef speedups_module = {
+    PyModuleDef_HEAD_INIT, "_speedups", "C accelerator for agentlog.values.snapshot.", -1,
+    speedups_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    EmptyTuple = PyTuple_New(0);
+    if (EmptyTuple == NULL) {
+        return NULL;
+    }
+    return PyModule_Create(&speedups_module);
+}
