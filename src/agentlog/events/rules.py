@@ -72,7 +72,7 @@ def _check_message_event(event_type: str, data: Any, shape: bool) -> None:
     is_user = event_type == "user/message"
     if event_type == "tool/result" and not isinstance(data, dict):
         raise RuleViolation("data must be an object")
-    message = data if is_user else (data.get("message") if isinstance(data, dict) else None)
+    message: Any = data if is_user else (data.get("message") if isinstance(data, dict) else None)
     is_message = isinstance(message, dict)
     role = message.get("role") if is_message else None
     content = message.get("content") if is_message else None
@@ -119,7 +119,7 @@ def _check_message_event(event_type: str, data: Any, shape: bool) -> None:
     expected_role = _ROLES[event_type]
     if role != expected_role:
         raise RuleViolation(f'message must have role "{expected_role}"')
-    source = message.get("source")
+    source: Any = message.get("source")
     kind = source.get("kind") if isinstance(source, dict) else None
     if not _nonempty_str(kind):
         raise RuleViolation("message has invalid source")
