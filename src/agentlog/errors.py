@@ -6,7 +6,10 @@ AgentlogError
 ├── EventRejected (ValueError)       an append or a fold refused an event
 │   └── InvariantError               the invariant companion vetoed an event
 ├── SeedRejected (ValueError)        a seed, header or constructor option was refused
-└── SessionForkError (ValueError)    a fork was refused; ``code`` names the reason
+├── SessionForkError (ValueError)    a fork was refused; ``code`` names the reason
+├── StreamRecordError (ValueError)   an assistant stream record is malformed
+├── ToolPairingError (ValueError)    the surface's tool calls and results do not pair up
+└── InvalidHistory (ValueError)      a derived history would be refused by a model provider
 ```
 
 ``str(error)`` is the text of the spec's error catalogue (spec/core.md §14) wherever the spec
@@ -21,10 +24,13 @@ from typing import Any
 __all__ = [
     "AgentlogError",
     "EventRejected",
+    "InvalidHistory",
     "InvariantError",
     "NotLosslessJson",
     "SeedRejected",
     "SessionForkError",
+    "StreamRecordError",
+    "ToolPairingError",
 ]
 
 
@@ -107,3 +113,21 @@ class SessionForkError(AgentlogError, ValueError):
 
     code: str = ""
     session_id: str | None = None
+
+
+class StreamRecordError(AgentlogError, ValueError):
+    """An assistant stream record (or a chunk time) is malformed (spec/core.md §2.5)."""
+
+
+class ToolPairingError(AgentlogError, ValueError):
+    """The surface is corrupt for tool pairing, or a seq is not on it (spec/plugins.md §2.4)."""
+
+
+class InvalidHistory(AgentlogError, ValueError):
+    """A message history breaks the tool-call pairing every model provider requires.
+
+    Attributes:
+        problems: Every problem found, in history order (``str()`` is the first).
+    """
+
+    problems: tuple[str, ...] = ()

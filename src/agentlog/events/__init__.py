@@ -30,6 +30,13 @@ from agentlog.events.rules import (
     check_event_data,
     event_message,
 )
+from agentlog.events.stream import (
+    StreamRecorder,
+    StreamRecordType,
+    expand_stream,
+    record_stream,
+    validate_stream,
+)
 
 __all__ = [
     "ENVELOPE_KEYS",
@@ -40,6 +47,8 @@ __all__ = [
     "Event",
     "EventTypeDeclaration",
     "RuleViolation",
+    "StreamRecordType",
+    "StreamRecorder",
     "SurfaceOp",
     "check_event",
     "check_event_data",
@@ -49,7 +58,10 @@ __all__ = [
     "envelope_is_valid",
     "event_from_checked_wire",
     "event_message",
+    "expand_stream",
     "is_declared",
     "new_event",
+    "record_stream",
     "render_event_catalog",
+    "validate_stream",
 ]

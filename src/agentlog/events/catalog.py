@@ -131,9 +131,8 @@ def render_event_catalog() -> str:
     lines = [
         "# Event-type catalog",
         "",
-        "Generated from `agentlog.events.catalog` by",
-        "`python -m agentlog.events.catalog --write docs/event-catalog.md`; a test fails when",
-        "this file is stale. Badges: **surface** events produce model messages and carry",
+        "Generated from `agentlog.events.catalog` by `python scripts/gen_docs.py`; a test fails",
+        "when this file is stale. Badges: **surface** events produce model messages and carry",
         "`surfaceOp`; **log-only** events never reach the surface; **projection** events are",
         "log-only but change the content of visible messages (spec/core.md §5.7).",
         "",
@@ -147,14 +146,3 @@ def render_event_catalog() -> str:
             doc = " ".join(decl.doc.split()).replace("|", "\\|")
             lines.append(f"| `{decl.name}` | {decl.badge} | {decl.owner} | {doc} |")
     return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    import sys
-
-    text = render_event_catalog()
-    if sys.argv[1:2] == ["--write"] and len(sys.argv) == 3:
-        with open(sys.argv[2], "w", encoding="utf-8") as out:
-            out.write(text)
-    else:
-        sys.stdout.write(text)

@@ -4,6 +4,12 @@ Implements spec/core.md §9.4, §10 and §11.
 """
 
 from agentlog.lifecycle.fork import build_fork_seed, check_fork_boundary, fork_session
+from agentlog.lifecycle.invariants import InvariantTrace, check_invariants, install_invariants
+from agentlog.lifecycle.pairing import (
+    pairing_counters,
+    tool_pairing_balanced_after,
+    tool_pairing_balanced_before,
+)
 from agentlog.lifecycle.repair import (
     TOOL_NOT_STARTED,
     TOOL_OUTCOME_UNKNOWN,
@@ -11,14 +17,23 @@ from agentlog.lifecycle.repair import (
     ToolCallRecovery,
     open_turn_closers,
 )
+from agentlog.lifecycle.validity import check_provider_history, history_problems
 
 __all__ = [
     "TOOL_NOT_STARTED",
     "TOOL_OUTCOME_UNKNOWN",
     "CloserCause",
+    "InvariantTrace",
     "ToolCallRecovery",
     "build_fork_seed",
     "check_fork_boundary",
+    "check_invariants",
+    "check_provider_history",
     "fork_session",
+    "history_problems",
+    "install_invariants",
     "open_turn_closers",
+    "pairing_counters",
+    "tool_pairing_balanced_after",
+    "tool_pairing_balanced_before",
 ]

@@ -30,7 +30,15 @@ from agentlog.surface import (
 )
 from agentlog.values import FrozenDict, JsonValue, snapshot
 
-__all__ = ["Clock", "Observer", "Session", "Surface", "Validator"]
+__all__ = [
+    "Clock",
+    "Observer",
+    "Session",
+    "Surface",
+    "Validator",
+    "on_session_created",
+    "wall_clock",
+]
 
 _logger = logging.getLogger("agentlog.session")
 
@@ -103,6 +111,7 @@ class Session:
     """
 
     __slots__ = (
+        "__weakref__",
         "_clock",
         "_context",
         "_derived",
@@ -159,7 +168,7 @@ class Session:
             )
         session = cls.__new__(cls)
         session._setup(session_id, frozen_header, [], registry, clock)
-        return session
+        return _announce(session)
 
     @classmethod
     def from_events(
@@ -216,7 +225,7 @@ class Session:
         session.inherited_event_count = cut.inherited_event_count
         for event in log:
             session._track(event)
-        return session
+        return _announce(session)
 
     def _setup(
         self,
@@ -286,6 +295,10 @@ class Session:
         if event is None:
             raise IndexError(f"session {self.id!r} has no event at seq {seq!r}")
         return event
+
+    def event_at_or_none(self, seq: int) -> Event | None:
+        """The event at ``seq``, or ``None`` when the log has none there."""
+        return self._lookup(seq) if type(seq) is int else None
 
     def own_events(self) -> tuple[Event, ...]:
         """The events after the inherited prefix of a fork child (all events otherwise)."""
@@ -523,6 +536,29 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, {len(self._log)} events, nodes={len(self._state.nodes)})"
+
+
+_CREATED_HOOKS: list[Callable[[Session], object]] = []
+
+
+def on_session_created(hook: Callable[[Session], object]) -> Callable[[], None]:
+    """Call ``hook(session)`` for every session built from now on (create, seeds, forks).
+
+    A hook may install validators and observers, or refuse the session by raising (the
+    constructor then raises too). The project's test suite uses it to run every session under
+    the invariant companion.
+
+    Returns:
+        A function that removes the hook.
+    """
+    _CREATED_HOOKS.append(hook)
+    return lambda: _CREATED_HOOKS.remove(hook)
+
+
+def _announce(session: Session) -> Session:
+    for hook in tuple(_CREATED_HOOKS):
+        hook(session)
+    return session
 
 
 _PENDING: set[asyncio.Future[Any]] = set()

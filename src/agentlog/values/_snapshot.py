@@ -171,7 +171,11 @@ def _snap_diagnosing(root: Any) -> Any:
                 if is_dict and type(key) is not str:
                     keys.append(repr(key))
                     raise _Invalid(f"key {key!r} is a {type(key).__name__}, not a str")
-                value = _leaf(item)
+                try:
+                    value = _leaf(item)
+                except _Invalid:
+                    keys.append(key)
+                    raise
                 if value is _DESCEND:
                     keys.append(key)
                     if id(item) in ancestors:

@@ -1,0 +1,5 @@
+"""``python -m agentlog``: the command-line interface."""
+
+from agentlog.cli import main
+
+main()

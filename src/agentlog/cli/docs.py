@@ -1,0 +1,36 @@
+"""The CLI reference of ``docs/cli.md``, rendered from the commands' own ``--help``."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from agentlog.cli.app import app
+
+__all__ = ["render_cli_reference"]
+
+
+def _help(*command: str) -> str:
+    """``agentlog [command] --help`` as a fixed-width terminal would show it."""
+    result = CliRunner().invoke(
+        app, [*command, "--help"], env={"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    )
+    if result.exit_code != 0:
+        raise RuntimeError(f"agentlog {' '.join(command)} --help failed: {result.output}")
+    return "\n".join(line.rstrip() for line in result.output.splitlines()).strip("\n")
+
+
+def render_cli_reference() -> str:
+    """The Markdown of ``docs/cli.md``: ``agentlog --help`` and every command's help."""
+    lines = [
+        "# Command-line reference",
+        "",
+        "Generated from `--help` by `python scripts/gen_docs.py`; a test fails when it is stale.",
+        "",
+        "```",
+        _help(),
+        "```",
+    ]
+    names = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
+    for name in names:
+        lines += ["", f"## `agentlog {name}`", "", "```", _help(name), "```"]
+    return "\n".join(lines) + "\n"

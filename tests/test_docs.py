@@ -1,0 +1,63 @@
+"""Every example in the README, docs/ and docstrings runs (STYLE.md §14).
+
+Each Markdown file's ``python`` blocks run in order in one namespace, as a reader would type
+them; docstring examples run as doctests. Generated pages must match their generators.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agentlog
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def python_blocks(path: Path) -> list[str]:
+    return _BLOCK.findall(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
+def test_markdown_examples_run(path: Path) -> None:
+    namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
+    for block in python_blocks(path):
+        exec(compile(block, str(path), "exec"), namespace)
+
+
+def test_readme_has_examples() -> None:
+    assert python_blocks(ROOT / "README.md"), "the README synopsis must be runnable Python"
+
+
+def _modules() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(agentlog.__path__, "agentlog.")
+        if not info.name.endswith("__main__")
+    )
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_docstring_examples_run(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+
+
+def test_generated_docs_are_fresh() -> None:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
