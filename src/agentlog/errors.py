@@ -9,7 +9,14 @@ AgentlogError
 ├── SessionForkError (ValueError)    a fork was refused; ``code`` names the reason
 ├── StreamRecordError (ValueError)   an assistant stream record is malformed
 ├── ToolPairingError (ValueError)    the surface's tool calls and results do not pair up
-└── InvalidHistory (ValueError)      a derived history would be refused by a model provider
+├── InvalidHistory (ValueError)      a derived history would be refused by a model provider
+└── StoreError                       a store could not do what was asked
+    ├── SessionNotFound (LookupError)        no session with that id in the store
+    ├── SessionAlreadyExists (ValueError)    the id is taken
+    ├── SessionLocked (RuntimeError)         another writer holds the session
+    ├── ConcurrentWriteError (RuntimeError)  another writer appended first
+    ├── FormatVersionError (ValueError)      the stored format version cannot be read
+    └── CorruptLog (ValueError)              stored bytes are damaged; ``path`` and ``line`` say where
 ```
 
 ``str(error)`` is the text of the spec's error catalogue (spec/core.md §14) wherever the spec
@@ -23,12 +30,19 @@ from typing import Any
 
 __all__ = [
     "AgentlogError",
+    "ConcurrentWriteError",
+    "CorruptLog",
     "EventRejected",
+    "FormatVersionError",
     "InvalidHistory",
     "InvariantError",
     "NotLosslessJson",
     "SeedRejected",
+    "SessionAlreadyExists",
     "SessionForkError",
+    "SessionLocked",
+    "SessionNotFound",
+    "StoreError",
     "StreamRecordError",
     "ToolPairingError",
 ]
@@ -131,3 +145,61 @@ class InvalidHistory(AgentlogError, ValueError):
     """
 
     problems: tuple[str, ...] = ()
+
+
+class StoreError(AgentlogError):
+    """A store could not do what was asked; nothing was half-done.
+
+    Attributes:
+        session_id: The session concerned, when one is.
+        path: The file concerned, for file stores.
+    """
+
+    session_id: str | None = None
+    path: str | None = None
+
+
+class SessionNotFound(StoreError, LookupError):
+    """The store holds no session with that id."""
+
+
+class SessionAlreadyExists(StoreError, ValueError):
+    """A session with that id already exists (in this store, or on disk)."""
+
+
+class SessionLocked(StoreError, RuntimeError):
+    """Another writer (this process or another) holds the session open for writing."""
+
+
+class ConcurrentWriteError(StoreError, RuntimeError):
+    """Another writer appended to the session first; this append was not written.
+
+    Attributes:
+        expected_seq: The seq this writer tried to write.
+        stored_seq: The next seq the store holds.
+    """
+
+    expected_seq: int | None = None
+    stored_seq: int | None = None
+
+
+class FormatVersionError(StoreError, ValueError):
+    """The stored session uses a format version this build cannot read.
+
+    Attributes:
+        version: The stored version.
+    """
+
+    version: object = None
+
+
+class CorruptLog(StoreError, ValueError):
+    """Stored bytes are damaged before the last complete turn (or inside a checksummed frame).
+
+    Attributes:
+        line: The 1-based line (JSONL) or row (SQL) where the damage was found, when known.
+        offset: The byte offset, for damage found in a compressed frame.
+    """
+
+    line: int | None = None
+    offset: int | None = None

@@ -4,17 +4,12 @@ Implements spec/core.md §3, §4, §6, §7 and §9.
 """
 
 from agentlog.session.header import FORMAT_VERSION, build_header
+from agentlog.session.hooks import Observer, Validator, on_session_created
 from agentlog.session.log import EventLog
 from agentlog.session.request import canonical_header, fold_request_header, header_equals
-from agentlog.session.session import (
-    Clock,
-    Observer,
-    Session,
-    Surface,
-    Validator,
-    on_session_created,
-    wall_clock,
-)
+from agentlog.session.session import Clock, Session, wall_clock
+from agentlog.session.sink import Sink
+from agentlog.session.view import Surface
 
 __all__ = [
     "FORMAT_VERSION",
@@ -22,6 +17,7 @@ __all__ = [
     "EventLog",
     "Observer",
     "Session",
+    "Sink",
     "Surface",
     "Validator",
     "build_header",

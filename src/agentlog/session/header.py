@@ -24,12 +24,13 @@ def build_header(session_id: str, header: object, clock: Callable[[], int]) -> F
     Raises:
         SeedRejected: with the exact catalogue text (E63–E75).
     """
-    frozen: FrozenDict
     if header is None:
-        frozen = snapshot(
-            {"version": FORMAT_VERSION, "id": session_id, "createdAt": clock(), "isSeeded": False}
-        )
-        return frozen
+        header = {
+            "version": FORMAT_VERSION,
+            "id": session_id,
+            "createdAt": clock(),
+            "isSeeded": False,
+        }
     try:
         frozen = snapshot(header)
     except NotLosslessJson as exc:

@@ -36,8 +36,8 @@ class EventLog(Sequence[Event]):
 
     def __getitem__(self, index: int | slice) -> Event | tuple[Event, ...]:
         if isinstance(index, slice):
-            start, stop, step = index.indices(self._length)
-            return tuple(self._events[start:stop:step])
+            events = self._events
+            return tuple(events[i] for i in range(*index.indices(self._length)))
         if index < 0:
             index += self._length
         if not 0 <= index < self._length:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from agentlog.values import FrozenDict, JsonValue, dumps, json_equal
+from agentlog.values import FrozenDict, JsonValue, dumps, json_equal, snapshot
 
 __all__ = ["canonical_header", "fold_request_header", "header_equals"]
 
@@ -33,7 +33,8 @@ def canonical_header(header: Mapping[str, Any]) -> FrozenDict:
     tools = header.get("tools")
     if isinstance(tools, list) and tools:
         canonical["tools"] = tools
-    return FrozenDict(canonical)
+    frozen: FrozenDict = snapshot(canonical)  # children are frozen: only the top is copied
+    return frozen
 
 
 def fold_request_header(events: Iterable[Mapping[str, Any]], start: JsonValue = None) -> JsonValue:

@@ -23,8 +23,8 @@ from agentlog.values import FrozenDict, snapshot
 
 __all__ = ["SeedCut", "mark_seed_end", "replay_seed"]
 
-_INHERITED_MARKER = FrozenDict({"inherited": True})
-_PLAIN_MARKER = FrozenDict()
+_INHERITED_MARKER: FrozenDict = snapshot({"inherited": True})
+_PLAIN_MARKER: FrozenDict = snapshot({})
 
 
 def replay_seed(

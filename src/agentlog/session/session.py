@@ -8,9 +8,6 @@ decision 9); stores attach to it through validators and observers.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import logging
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
@@ -18,9 +15,12 @@ from typing import Any, Final
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
 from agentlog.session.header import build_header
+from agentlog.session.hooks import Hooks, Observer, Validator, announce
 from agentlog.session.log import EventLog
 from agentlog.session.request import canonical_header
 from agentlog.session.seed import mark_seed_end, replay_seed
+from agentlog.session.sink import Sink
+from agentlog.session.view import Surface
 from agentlog.surface import (
     APPEND,
     MessageProjection,
@@ -28,71 +28,21 @@ from agentlog.surface import (
     derive_event_message,
     projection_registry,
 )
-from agentlog.values import FrozenDict, JsonValue, snapshot
+from agentlog.values import MAX_SAFE_INTEGER, FrozenDict, JsonValue, snapshot
 
-__all__ = [
-    "Clock",
-    "Observer",
-    "Session",
-    "Surface",
-    "Validator",
-    "on_session_created",
-    "wall_clock",
-]
-
-_logger = logging.getLogger("agentlog.session")
+__all__ = ["Clock", "Session", "wall_clock"]
 
 Clock = Callable[[], int]
 """A source of epoch milliseconds."""
-Validator = Callable[["Session", Event], None]
-"""Pre-commit check of a candidate event; raising vetoes the append."""
-Observer = Callable[["Session", Event], object]
-"""Post-commit notification; exceptions (and failed awaitables) are logged, never raised."""
 
 _STALE: Final[Any] = object()
+_EMPTY_HEADER: Final[FrozenDict] = snapshot({})
 _TRACKED: Final = frozenset({"request/header", "request/context"})
 
 
 def wall_clock() -> int:
     """The current time in epoch milliseconds."""
     return _time.time_ns() // 1_000_000
-
-
-class Surface:
-    """The live, read-only view of a session's surface (the same object for the session's life).
-
-    Attributes are read at call time: ``nodes`` is a tuple of the current node seqs, in order.
-    """
-
-    __slots__ = ("_key", "_nodes", "_state")
-
-    def __init__(self, state: SurfaceState) -> None:
-        self._state = state
-        self._nodes: tuple[int, ...] = ()
-        self._key = (0, 0)
-
-    @property
-    def nodes(self) -> tuple[int, ...]:
-        """The seqs of the events the model sees, in surface order."""
-        state = self._state
-        key = (len(state.nodes), state.replace_generation)
-        if key != self._key:
-            self._nodes = tuple(state.nodes)
-            self._key = key
-        return self._nodes
-
-    @property
-    def replace_generation(self) -> int:
-        """How many replaces have been applied."""
-        return self._state.replace_generation
-
-    @property
-    def content_generation(self) -> int:
-        """How many changes to already-visible content (replaces plus projections) happened."""
-        return self._state.content_generation
-
-    def __repr__(self) -> str:
-        return f"Surface(nodes={self.nodes!r})"
 
 
 class Session:
@@ -119,13 +69,13 @@ class Session:
         "_derived_nodes",
         "_events_view",
         "_header_value",
+        "_closed",
+        "_hooks",
+        "_sink",
         "_last_header",
         "_log",
-        "_observers",
         "_projections",
-        "_publishing",
         "_state",
-        "_validators",
         "first_lifecycle_seq",
         "first_live_seq",
         "header",
@@ -168,7 +118,7 @@ class Session:
             )
         session = cls.__new__(cls)
         session._setup(session_id, frozen_header, [], registry, clock)
-        return _announce(session)
+        return announce(session)
 
     @classmethod
     def from_events(
@@ -206,7 +156,7 @@ class Session:
         frozen_header = build_header(session_id, header, clock) if restore else None
         session = cls.__new__(cls)
         log: list[Event] = []
-        session._setup(session_id, FrozenDict(), log, registry, clock)
+        session._setup(session_id, _EMPTY_HEADER, log, registry, clock)
         replay_seed(session_id, events, session._state, log, restore=restore)
         if frozen_header is None:
             frozen_header = build_header(session_id, header, clock)
@@ -225,7 +175,7 @@ class Session:
         session.inherited_event_count = cut.inherited_event_count
         for event in log:
             session._track(event)
-        return _announce(session)
+        return announce(session)
 
     def _setup(
         self,
@@ -252,9 +202,9 @@ class Session:
         self._last_header: Event | None = None
         self._header_value: Any = None
         self._context: JsonValue = None
-        self._validators: list[Validator] = []
-        self._observers: list[Observer] = []
-        self._publishing = False
+        self._hooks = Hooks()
+        self._sink: Sink | None = None
+        self._closed = False
 
     def _lookup(self, seq: int) -> Event | None:
         log = self._log
@@ -381,8 +331,7 @@ class Session:
         Returns:
             A function that removes the validator.
         """
-        self._validators.append(validator)
-        return lambda: self._validators.remove(validator)
+        return self._hooks.add_validator(validator)
 
     def add_observer(self, observer: Observer) -> Callable[[], None]:
         """Call ``observer(session, event)`` after every commit (spec/core.md §4 step 9d).
@@ -393,8 +342,7 @@ class Session:
         Returns:
             A function that removes the observer.
         """
-        self._observers.append(observer)
-        return lambda: self._observers.remove(observer)
+        return self._hooks.add_observer(observer)
 
     # --- appending ----------------------------------------------------------------------
 
@@ -447,7 +395,10 @@ class Session:
                     event_type,
                     exc,
                 ) from exc
-        if self._publishing:
+        if self._closed:
+            raise self._rejected(f'session "{self.id}" is closed', event_type)
+        hooks = self._hooks
+        if hooks.publishing:
             raise self._rejected(
                 "session append cannot reenter while another append is being published",
                 event_type,
@@ -455,8 +406,10 @@ class Session:
         log = self._log
         seq = len(log)
         now = self._clock()
-        if type(now) is not int:
-            raise self._rejected(f"session clock returned {now!r}, not epoch milliseconds", None)
+        if type(now) is not int or not -MAX_SAFE_INTEGER <= now <= MAX_SAFE_INTEGER:
+            raise self._rejected(
+                f"session clock returned {now!r}, not epoch milliseconds (a safe integer)", None
+            )
         event = new_event(event_type, seq, now, data, source_event_seqs, surface_op, ignorable)
         try:
             check_event(event_type, data)
@@ -470,20 +423,17 @@ class Session:
         except EventRejected as exc:
             exc.session_id = self.id
             raise
-        observers = tuple(self._observers) if self._observers else ()
-        if self._validators:
-            self._publishing = True
-            try:
-                for validator in tuple(self._validators):
-                    validator(self, event)
-            finally:
-                self._publishing = False
+        observers = tuple(hooks.observers) if hooks.observers else ()
+        if hooks.validators:
+            hooks.validate(self, event)
+        if self._sink is not None:
+            self._sink.persist(event)
         log.append(event)
         state.apply(plan)
         if event_type in _TRACKED:
             self._track(event)
         if observers:
-            self._publish(event, observers)
+            hooks.publish(self, event, observers)
         return event
 
     def _rejected(
@@ -494,79 +444,50 @@ class Session:
             error.add_note(str(cause))
         return error
 
-    def _publish(self, event: Event, observers: tuple[Observer, ...]) -> None:
-        self._publishing = True
-        try:
-            for observer in observers:
-                try:
-                    result = observer(self, event)
-                except Exception as exc:
-                    _logger.warning(
-                        'session "%s": session/event listener threw: %s', self.id, _describe(exc)
-                    )
-                else:
-                    if inspect.isawaitable(result):
-                        self._watch(result)
-        finally:
-            self._publishing = False
+    # --- persistence --------------------------------------------------------------------
 
-    def _watch(self, awaitable: Any) -> None:
-        try:
-            future = asyncio.ensure_future(awaitable)
-        except RuntimeError:
-            if inspect.iscoroutine(awaitable):
-                awaitable.close()
-            _logger.warning(
-                'session "%s": session/event listener returned an awaitable outside a running '
-                "event loop; it was not run",
-                self.id,
-            )
+    def attach(self, sink: Sink) -> None:
+        """Attach the session to a store's sink (stores call this; one sink per session).
+
+        Raises:
+            RuntimeError: when the session already has a sink or is closed.
+        """
+        if self._sink is not None or self._closed:
+            raise RuntimeError(f"session {self.id!r} is already attached or closed")
+        self._sink = sink
+
+    @property
+    def attached(self) -> bool:
+        """Whether appends are persisted to a store."""
+        return self._sink is not None
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called; a closed session refuses appends."""
+        return self._closed
+
+    def flush(self) -> None:
+        """Return once every appended event is durable (a no-op for a detached session)."""
+        if self._sink is not None:
+            self._sink.flush()
+
+    def close(self) -> None:
+        """Flush, release the store's writer lock and refuse further appends; idempotent."""
+        if self._closed:
             return
-        _PENDING.add(future)
-        future.add_done_callback(lambda done: self._settled(done))
+        if self._sink is not None:
+            self._sink.close()  # may raise (a failed final flush): the session stays open
+            self._sink = None
+        self._closed = True
 
-    def _settled(self, future: asyncio.Future[Any]) -> None:
-        _PENDING.discard(future)
-        if not future.cancelled() and future.exception() is not None:
-            _logger.warning(
-                'session "%s": session/event listener rejected: %s',
-                self.id,
-                _describe(future.exception()),  # type: ignore[arg-type]  # not None, checked
-            )
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, {len(self._log)} events, nodes={len(self._state.nodes)})"
-
-
-_CREATED_HOOKS: list[Callable[[Session], object]] = []
-
-
-def on_session_created(hook: Callable[[Session], object]) -> Callable[[], None]:
-    """Call ``hook(session)`` for every session built from now on (create, seeds, forks).
-
-    A hook may install validators and observers, or refuse the session by raising (the
-    constructor then raises too). The project's test suite uses it to run every session under
-    the invariant companion.
-
-    Returns:
-        A function that removes the hook.
-    """
-    _CREATED_HOOKS.append(hook)
-    return lambda: _CREATED_HOOKS.remove(hook)
-
-
-def _announce(session: Session) -> Session:
-    for hook in tuple(_CREATED_HOOKS):
-        hook(session)
-    return session
-
-
-_PENDING: set[asyncio.Future[Any]] = set()
-"""Observer futures in flight, kept referenced until they settle."""
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _checked_id(session_id: object) -> str:

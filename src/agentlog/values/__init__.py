@@ -8,6 +8,7 @@ it builds are shared freely afterwards and never copied again (DESIGN decision 4
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any, TypeAlias
 
 import orjson
@@ -114,8 +115,10 @@ def js_text(value: object) -> str:
         return "false"
     if isinstance(value, float):
         return _js_number(value)
-    if isinstance(value, (str, int)):
-        return str(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) <= MAX_SAFE_INTEGER else _js_number(float(value))
+    if isinstance(value, str):
+        return value
     if isinstance(value, dict):
         return "[object Object]"
     if isinstance(value, list):
@@ -124,15 +127,25 @@ def js_text(value: object) -> str:
 
 
 def _js_number(value: float) -> str:
+    """``Number.prototype.toString()`` of a double (ECMA-262 Number::toString, radix 10)."""
     if value != value:
         return "NaN"
     if value - value != 0.0:
         return "Infinity" if value > 0 else "-Infinity"
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        sign = "-" if exponent.startswith("-") else "+"
-        return f"{mantissa.removesuffix('.0')}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
-    return text
+    if value == 0.0:
+        return "0"
+    # The shortest round-trip digits (what repr() prints), as value = 0.<digits> x 10**n.
+    shortest = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(map(str, shortest.digits))
+    k = len(digits)
+    n = int(shortest.exponent) + k
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        e = n - 1
+        text = digits[0] + (f".{digits[1:]}" if k > 1 else "") + f"e{'+' if e >= 0 else '-'}{abs(e)}"
+    return ("-" if value < 0 else "") + text

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentlog.errors import NotLosslessJson
-from agentlog.values._frozen import FrozenDict, FrozenList
+from agentlog.values._frozen import FrozenDict, FrozenList, new_frozen_dict, new_frozen_list
 
 __all__ = [
     "MAX_SAFE_INTEGER",
@@ -74,9 +74,9 @@ def _snap(v: Any) -> Any:
                 out[k] = x
             else:
                 out[k] = _snap(x)
-        return FrozenDict(out)
+        return new_frozen_dict(out)
     if t is list:
-        return FrozenList([x if type(x) is str else _snap(x) for x in v])
+        return new_frozen_list([x if type(x) is str else _snap(x) for x in v])
     if t is int:
         if _MIN <= v <= _MAX:
             return v
@@ -131,7 +131,8 @@ def _leaf(v: Any) -> Any:
     if isinstance(v, (FrozenDict, FrozenList)):
         return v
     if isinstance(v, (dict, list)):
-        raise _Invalid(f"{t.__name__} is a {type(v).__mro__[1].__name__} subclass, not plain JSON")
+        base = "dict" if isinstance(v, dict) else "list"
+        raise _Invalid(f"{t.__name__} is a {base} subclass, not plain JSON")
     raise _Invalid(f"{t.__name__} is not a JSON type")
 
 
@@ -141,11 +142,20 @@ class _Invalid(Exception):
         self.reason = reason
 
 
-def json_path(keys: list[str | int]) -> str:
+class _BadKey:
+    """A dict key that is not a ``str``, as it appears in an error path."""
+
+    def __init__(self, key: object) -> None:
+        self.key = key
+
+
+def json_path(keys: list[Any]) -> str:
     """Render a list of keys and indexes as a JSONPath such as ``$.content[2].text``."""
     parts = ["$"]
     for key in keys:
-        if isinstance(key, int):
+        if isinstance(key, _BadKey):
+            parts.append(f"[<{type(key.key).__name__} key {key.key!r}>]")
+        elif isinstance(key, int):
             parts.append(f"[{key}]")
         elif key.isidentifier():
             parts.append(f".{key}")
@@ -156,7 +166,7 @@ def json_path(keys: list[str | int]) -> str:
 
 def _snap_diagnosing(root: Any) -> Any:
     """Iterative snapshot: no depth limit, cycle detection, errors that name the path."""
-    keys: list[str | int] = []
+    keys: list[Any] = []
     try:
         first = _leaf(root)
         if first is not _DESCEND:
@@ -169,8 +179,8 @@ def _snap_diagnosing(root: Any) -> Any:
             is_dict = type(source) is dict
             for key, item in items:
                 if is_dict and type(key) is not str:
-                    keys.append(repr(key))
-                    raise _Invalid(f"key {key!r} is a {type(key).__name__}, not a str")
+                    keys.append(_BadKey(key))
+                    raise _Invalid(f"key {key!r} ({type(key).__name__}) is not a str")
                 try:
                     value = _leaf(item)
                 except _Invalid:
@@ -190,7 +200,7 @@ def _snap_diagnosing(root: Any) -> Any:
             else:
                 stack.pop()
                 ancestors.discard(id(source))
-                frozen = FrozenDict(out) if is_dict else FrozenList(out)
+                frozen = new_frozen_dict(out) if is_dict else new_frozen_list(out)
                 if not stack:
                     return frozen
                 parent_out = stack[-1][1]

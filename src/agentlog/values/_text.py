@@ -53,7 +53,7 @@ def loads(text: bytes | str) -> Any:
     # the iterative decoder the latter. Anything refused by both is really malformed.
     source = text.decode("utf-8", "surrogatepass") if isinstance(text, bytes) else text
     try:
-        return json.loads(source, parse_constant=_refuse_constant)
+        return json.loads(source, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         pass
     except ValueError:
@@ -66,6 +66,13 @@ def loads(text: bytes | str) -> Any:
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:
+        raise ValueError(f"number {text} overflows a double")
+    return value
 
 
 def _encode_walk(root: Any) -> str:

@@ -1,0 +1,31 @@
+"""``Sink``: where an attached session persists its events (implemented by the stores).
+
+A session attached to a store hands every accepted event to its sink *after* the validators
+and *before* the commit (spec/core.md §4 step 9): a sink that raises rejects the append, so the
+in-memory log never holds an event the store refused. What ``persist`` returning means —
+durable now, or queued until ``flush`` — is the store's documented durability mode.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from agentlog.events import Event
+
+__all__ = ["Sink"]
+
+
+class Sink(Protocol):
+    """The persistence side of an attached session."""
+
+    def persist(self, event: Event) -> None:
+        """Persist (or queue) ``event``, the next event of the log; raise to refuse it."""
+        ...
+
+    def flush(self) -> None:
+        """Return once every persisted event is durable."""
+        ...
+
+    def close(self) -> None:
+        """Flush, then release the session (its writer lock); idempotent."""
+        ...
