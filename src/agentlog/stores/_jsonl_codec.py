@@ -1,0 +1,125 @@
+"""The lines of a format-4 JSONL transcript: the header record and one event per line.
+
+Implements spec/persistence.md §3.3 as the format-4 writer uses it (§3.11): line 1 is the
+header record ``{"type": "session", "version": 4, ...}`` in dsh's key order; every later line is
+one event exactly as its wire form, except that ``sourceEventSeqs`` stores runs of three or more
+consecutive seqs as ``[start, end]`` pairs (spec/core.md §12, ``encodeSeqRanges``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from agentlog.values import JsonValue, dumps, is_seq, loads
+
+__all__ = [
+    "decode_event_line",
+    "decode_seq_ranges",
+    "encode_event_line",
+    "encode_header_line",
+    "encode_seq_ranges",
+    "header_problem",
+]
+
+_HEADER_ORDER: Final = (
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "isSeeded",
+    "origin",
+    "delegationDepth",
+    "agentPreset",
+)
+
+
+def encode_header_line(header: Mapping[str, JsonValue]) -> bytes:
+    """The first line of a transcript: ``type: "session"``, then the header in dsh's order.
+
+    ``delegationDepth`` is written as 0 when absent (dsh requires it on read).
+    """
+    record: dict[str, JsonValue] = {"type": "session"}
+    for key in _HEADER_ORDER:
+        if key in header:
+            record[key] = header[key]
+        elif key == "delegationDepth":
+            record[key] = 0
+    for key, value in header.items():
+        if key not in record:
+            record[key] = value
+    return dumps(record) + b"\n"
+
+
+def header_problem(record: object) -> str | None:
+    """Why a parsed first line is not a session header record, or ``None``."""
+    if not isinstance(record, dict) or record.get("type") != "session":
+        return "first line is not a session header"
+    if type(record.get("id")) is not str:
+        return "session header has no string id"
+    depth = record.get("delegationDepth")
+    if not is_seq(depth):
+        return "session header delegationDepth must be a non-negative safe integer"
+    return None
+
+
+def encode_seq_ranges(seqs: Sequence[int]) -> list[int | list[int]]:
+    """Runs of >= 3 consecutive ascending seqs become ``[start, end]``; others stay as they are."""
+    encoded: list[int | list[int]] = []
+    i, n = 0, len(seqs)
+    while i < n:
+        j = i
+        while j + 1 < n and seqs[j + 1] == seqs[j] + 1:
+            j += 1
+        if j - i >= 2:
+            encoded.append([seqs[i], seqs[j]])
+        else:
+            encoded.extend(seqs[i : j + 1])
+        i = j + 1
+    return encoded
+
+
+def decode_seq_ranges(items: Sequence[Any]) -> list[Any] | None:
+    """Expand ``[start, end]`` pairs; ``None`` when a pair is malformed (not a run of >= 3)."""
+    decoded: list[Any] = []
+    for item in items:
+        if isinstance(item, list):
+            if (
+                len(item) != 2
+                or not is_seq(item[0])
+                or not is_seq(item[1])
+                or item[1] - item[0] < 2
+            ):
+                return None
+            decoded.extend(range(int(item[0]), int(item[1]) + 1))
+        else:
+            decoded.append(item)
+    return decoded
+
+
+def encode_event_line(event: Mapping[str, Any]) -> bytes:
+    """One transcript line for ``event`` (its wire form, citations range-encoded)."""
+    sources = event.get("sourceEventSeqs")
+    if isinstance(sources, list) and len(sources) >= 3:
+        encoded = encode_seq_ranges(sources)
+        if len(encoded) != len(sources):
+            event = {**event, "sourceEventSeqs": encoded}
+    return dumps(event) + b"\n"
+
+
+def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse one transcript line into a wire event, or say why it is not one."""
+    try:
+        record = loads(line)
+    except ValueError as exc:
+        return None, f"unparsable line ({exc})"
+    if not isinstance(record, dict):
+        return None, "line is not a JSON object"
+    sources = record.get("sourceEventSeqs")
+    if isinstance(sources, list) and any(isinstance(item, list) for item in sources):
+        decoded = decode_seq_ranges(sources)
+        if decoded is None:
+            return None, "malformed sourceEventSeqs range"
+        record["sourceEventSeqs"] = decoded
+    return record, None

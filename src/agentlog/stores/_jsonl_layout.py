@@ -1,0 +1,81 @@
+"""Where a JSONL session lives on disk: dsh's directory layout (spec/persistence.md §3.2).
+
+``<root>/<project-dir>/<session-dir>/session.v4.jsonl[.zstd]`` plus ``session.lock`` beside it.
+The project dir is a lossy slug of the session's cwd (``_no-cwd`` without one); the session dir
+is the id escaped injectively per UTF-16 code unit, so no id can climb out of the root
+(``..`` becomes ``~002E~002E``, ``/`` becomes ``~002F``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Final
+
+__all__ = [
+    "LOCK_NAME",
+    "NO_CWD",
+    "encode_segment",
+    "log_name",
+    "project_key",
+    "session_dir",
+]
+
+NO_CWD: Final = "_no-cwd"
+LOCK_NAME: Final = "session.lock"
+_SAFE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_SEPARATORS: Final = re.compile(r"[/\\:]+")
+_MAX_SEGMENT: Final = 255
+
+
+def _utf16_units(text: str) -> list[int]:
+    """The UTF-16 code units of ``text`` (lone surrogates kept as themselves)."""
+    raw = text.encode("utf-16-le", "surrogatepass")
+    return [raw[i] | raw[i + 1] << 8 for i in range(0, len(raw), 2)]
+
+
+def _escape(text: str) -> str:
+    return "".join(
+        chr(unit) if chr(unit) in _SAFE else f"~{unit:04X}" for unit in _utf16_units(text)
+    )
+
+
+def encode_segment(session_id: str) -> str:
+    """The directory name of a session: its id, escaped injectively.
+
+    Raises:
+        ValueError: for an empty id, or one whose escaped form is too long for a file name.
+    """
+    if not session_id:
+        raise ValueError("cannot encode an empty path segment")
+    encoded = _escape(session_id)
+    if encoded in (".", ".."):
+        encoded = encoded.replace(".", "~002E")
+    if len(encoded) > _MAX_SEGMENT:
+        raise ValueError(
+            f"session id {session_id[:40]!r}... is too long to name a directory "
+            f"({len(encoded)} > {_MAX_SEGMENT} characters once escaped)"
+        )
+    return encoded
+
+
+def project_key(cwd: str | None) -> str:
+    """The project directory of a cwd: ``--<slug>--``, or ``_no-cwd``."""
+    if cwd is None:
+        return NO_CWD
+    slug = _escape(_SEPARATORS.sub("-", cwd)).lstrip("-") or "root"
+    return f"--{slug[:251]}--"
+
+
+def log_name(version: int, compressed: bool) -> str:
+    """The transcript file name of a format version: ``session.v4.jsonl[.zstd]``.
+
+    Format 0 logs are ``session.jsonl[.zstd]`` (spec/persistence.md §3.11).
+    """
+    stem = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
+    return stem + ".zstd" if compressed else stem
+
+
+def session_dir(root: Path, session_id: str, cwd: str | None) -> Path:
+    """The directory holding one session's transcript and lock."""
+    return root / project_key(cwd) / encode_segment(session_id)

@@ -1,0 +1,139 @@
+"""The store contract: what every backend implements, and what it hands back.
+
+Implements the backend half of spec/persistence.md §2.2. A ``Backend`` only moves bytes or rows:
+it reads a stored log (reporting a torn tail, never repairing it), takes the writer lease,
+appends a batch durably, and lists headers. Everything that is the same for every backend —
+one writer per session, id rules, crash repair, version and vocabulary gates, forks — lives once
+in ``agentlog.stores.store.Store``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentlog.values import JsonValue
+
+__all__ = ["Backend", "Lease", "SessionInfo", "StoredLog", "TornTail"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TornTail:
+    """Bytes (or rows) after the committed prefix that a crash left behind."""
+
+    position: int
+    """Where the committed prefix ends: a byte offset (files) or the first torn seq (SQL)."""
+    reason: str
+    """What was found there, for logs and messages."""
+    recovered: tuple[Mapping[str, Any], ...] = ()
+    """Complete events salvaged from inside the torn region (a torn zstd frame)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredLog:
+    """A stored session as read: header, committed events (wire dicts) and any torn tail."""
+
+    header: Mapping[str, Any]
+    """The stored header as written (format-specific keys included)."""
+    events: Sequence[Mapping[str, Any]]
+    """The committed events, contiguous from seq 0, as plain wire dicts."""
+    torn: TornTail | None = None
+    """The crash tail to drop, if any."""
+    location: str | None = None
+    """The file path, for messages."""
+    first_line: int | None = None
+    """Line number of ``events[0]`` in the file (events are one per line), for messages."""
+
+    def where(self, index: int) -> str:
+        """Locate event ``index`` for an error message: ``"<path>" line N`` or ``seq N``."""
+        if self.location is not None and self.first_line is not None:
+            return f'"{self.location}" line {self.first_line + index}'
+        return f"seq {index}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionInfo:
+    """One stored session, as ``Store.list()`` reports it (read from the header alone)."""
+
+    id: str
+    """The session id."""
+    created_at: int
+    """Epoch milliseconds of creation."""
+    version: int
+    """The stored format version."""
+    cwd: str | None = None
+    """The working directory the session ran in."""
+    parent_session: str | None = None
+    """The parent, for a fork child."""
+    location: str | None = None
+    """The file path, for file stores."""
+
+
+class Lease(ABC):
+    """The exclusive right to write one session; released by ``release()`` (idempotent)."""
+
+    @abstractmethod
+    def release(self) -> None:
+        """Give the session up so another writer may open it."""
+
+
+class Backend(ABC):
+    """Storage primitives of one store; ``Store`` composes them (spec/persistence.md §2.2)."""
+
+    url: str
+    """The store URL this backend was opened from."""
+
+    @abstractmethod
+    def exists(self, session_id: str) -> bool:
+        """Whether a session with this id has been written."""
+
+    @abstractmethod
+    def read(self, session_id: str) -> StoredLog:
+        """Read a stored session; never writes.
+
+        Raises:
+            SessionNotFound: when no session has that id.
+            CorruptLog: when bytes or rows before the last complete turn are damaged.
+            FormatVersionError: when the header declares an unreadable version.
+        """
+
+    @abstractmethod
+    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+        """Take the writer lease of ``session_id`` (whether or not it exists yet).
+
+        ``cwd`` places a session that does not exist yet (file stores keep sessions by cwd).
+
+        Raises:
+            SessionLocked: when another writer holds it.
+        """
+
+    @abstractmethod
+    def append(
+        self,
+        lease: Lease,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        *,
+        next_seq: int,
+        truncate: TornTail | None = None,
+    ) -> None:
+        """Durably append ``events`` (whose first seq is ``next_seq``) under ``lease``.
+
+        ``next_seq == 0`` materializes the session: header and first batch become visible
+        together or not at all. With ``truncate``, the torn tail is cut off first.
+        On failure nothing is left half-written.
+
+        Raises:
+            SessionAlreadyExists: when materializing an id that appeared meanwhile.
+            ConcurrentWriteError: when the stored next seq is not ``next_seq``.
+            StoreError: when the write failed (the batch is not stored).
+        """
+
+    @abstractmethod
+    def list(self) -> list[SessionInfo]:
+        """Every stored session, read from headers only, in no particular order."""
+
+    def close(self) -> None:  # noqa: B027  # optional hook: most backends hold nothing open
+        """Release connections and files."""

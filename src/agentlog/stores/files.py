@@ -1,0 +1,47 @@
+"""``load_file``: one transcript file, read wherever it lies, never written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentlog.errors import CorruptLog
+from agentlog.session import Session
+from agentlog.stores.jsonl import JsonlBackend
+from agentlog.stores.store import Store
+from agentlog.values import loads
+
+__all__ = ["TranscriptFile", "load_file"]
+
+
+class TranscriptFile(JsonlBackend):
+    """A JSONL backend over exactly one transcript file (``.jsonl`` or ``.jsonl.zstd``)."""
+
+    def __init__(self, file: Path) -> None:
+        super().__init__(file.parent, compressed=file.name.endswith(".zstd"), url=f"file:{file}")
+        self.file = file
+        header = loads(self._first_line(file))
+        if not isinstance(header, dict) or type(header.get("id")) is not str:
+            raise CorruptLog(
+                f'corrupt session log "{file}" line 1: first line is not a session header',
+                path=str(file),
+                line=1,
+            )
+        self.session_id: str = header["id"]
+
+    def _find(self, session_id: str) -> Path | None:
+        return self.file if session_id == self.session_id and self.file.is_file() else None
+
+
+def load_file(path: str | Path) -> Session:
+    """A read-only session from one transcript file, of any readable format version.
+
+    The torn tail of a crash and an interrupted turn are repaired in the returned view only;
+    the file is never written.
+
+    Raises:
+        CorruptLog: when the file is damaged before its last complete turn.
+        FormatVersionError: when its format cannot be read.
+    """
+    transcript = TranscriptFile(Path(path))
+    with Store(transcript) as store:
+        return store.inspect(transcript.session_id)

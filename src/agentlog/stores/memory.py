@@ -1,0 +1,117 @@
+"""``memory:`` — a store that lives in this process: the test double of every other store.
+
+It keeps events as the immutable objects it was given and enforces the same contract (one
+writer per session, contiguous appends, atomic creation), so code written against it behaves
+the same on disk. Nothing survives the process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentlog.errors import (
+    ConcurrentWriteError,
+    SessionAlreadyExists,
+    SessionLocked,
+    SessionNotFound,
+)
+from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.values import JsonValue
+
+__all__ = ["MemoryBackend"]
+
+
+class _MemoryLease(Lease):
+    def __init__(self, backend: MemoryBackend, session_id: str) -> None:
+        self._backend = backend
+        self.session_id = session_id
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            with self._backend._lock:
+                self._backend._leases.discard(self.session_id)
+
+
+class MemoryBackend(Backend):
+    """Sessions in a dict: header and events per id."""
+
+    def __init__(self, url: str = "memory:") -> None:
+        self.url = url
+        self._lock = threading.Lock()
+        self._headers: dict[str, Mapping[str, Any]] = {}
+        self._events: dict[str, list[Mapping[str, Any]]] = {}
+        self._leases: set[str] = set()
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session was materialized (appended to)."""
+        return session_id in self._headers
+
+    def read(self, session_id: str) -> StoredLog:
+        """The stored header and events (shared immutable objects)."""
+        with self._lock:
+            if session_id not in self._headers:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            return StoredLog(
+                header=self._headers[session_id], events=list(self._events[session_id])
+            )
+
+    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+        """Take the in-process writer lease."""
+        with self._lock:
+            if session_id in self._leases:
+                raise SessionLocked(
+                    f'session "{session_id}" is open for writing elsewhere', session_id=session_id
+                )
+            self._leases.add(session_id)
+        return _MemoryLease(self, session_id)
+
+    def append(
+        self,
+        lease: Lease,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        *,
+        next_seq: int,
+        truncate: TornTail | None = None,
+    ) -> None:
+        """Append (or, at ``next_seq == 0``, create) under the lease."""
+        session_id = str(header["id"])
+        with self._lock:
+            stored = self._events.get(session_id)
+            if next_seq == 0 and stored is None:
+                self._headers[session_id] = header
+                self._events[session_id] = list(events)
+                return
+            if stored is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            if next_seq == 0 and stored:
+                raise SessionAlreadyExists(
+                    f'session "{session_id}" already exists', session_id=session_id
+                )
+            if len(stored) != next_seq:
+                raise ConcurrentWriteError(
+                    f'session "{session_id}" append starts at seq {next_seq}, stored next seq is '
+                    f"{len(stored)}",
+                    session_id=session_id,
+                    expected_seq=next_seq,
+                    stored_seq=len(stored),
+                )
+            stored.extend(events)
+
+    def list(self) -> list[SessionInfo]:
+        """Every materialized session."""
+        with self._lock:
+            return [
+                SessionInfo(
+                    id=session_id,
+                    created_at=int(header["createdAt"]),
+                    version=int(header["version"]),
+                    cwd=header.get("cwd"),
+                    parent_session=header.get("parentSession"),
+                )
+                for session_id, header in self._headers.items()
+            ]

@@ -1,0 +1,355 @@
+"""``sqlite:///file.db`` — the default embedded store: one SQLite file, no server.
+
+Implements spec/persistence.md §4 in agentlog's own schema: ``STRICT`` tables, an
+``application_id`` and a ``user_version`` that are checked on every open and never migrated
+(bump-and-reject), WAL journaling with ``synchronous=FULL``, one row per event with the nullable
+``surface_op`` and ``source_event_seqs`` columns of the surface RFC, and payloads of 4 KiB or more
+stored zstd-compressed when that is smaller.
+
+Durability: an append is one ``BEGIN IMMEDIATE`` transaction that checks the stored tail (the
+session's next seq) before inserting; it returns after ``COMMIT``, which with ``synchronous=FULL``
+has synced the WAL. Two writers of one session cannot both win a seq: the loser's transaction
+sees the moved tail and raises ``ConcurrentWriteError`` without writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import zstandard
+
+from agentlog.errors import (
+    ConcurrentWriteError,
+    CorruptLog,
+    SessionAlreadyExists,
+    SessionNotFound,
+    StoreError,
+)
+from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.values import JsonValue, dumps, loads
+
+__all__ = ["SCHEMA_VERSION", "SqliteBackend"]
+
+APPLICATION_ID: Final = 0x41474C47
+"""``PRAGMA application_id`` of an agentlog database ("AGLG")."""
+SCHEMA_VERSION: Final = 1
+"""``PRAGMA user_version``: the table layout; any other value is refused, never migrated."""
+COMPRESS_FROM: Final = 4096
+"""Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
+
+_SCHEMA: Final = """
+CREATE TABLE agentlog_sessions (
+    id TEXT PRIMARY KEY,
+    header TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    cwd TEXT,
+    parent_session TEXT,
+    next_seq INTEGER NOT NULL
+) STRICT;
+CREATE TABLE agentlog_events (
+    session_id TEXT NOT NULL REFERENCES agentlog_sessions(id),
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    data ANY NOT NULL,
+    source_event_seqs TEXT,
+    surface_op TEXT,
+    ignorable INTEGER CHECK (ignorable IS NULL OR ignorable = 1),
+    PRIMARY KEY (session_id, seq)
+) STRICT;
+"""
+_TABLES: Final = ("agentlog_events", "agentlog_sessions")
+
+
+class _NoLease(Lease):
+    """SQLite needs no lease: the stored-tail check in each transaction fences writers."""
+
+    def release(self) -> None:
+        """Nothing to release."""
+
+
+class SqliteBackend(Backend):
+    """Sessions in one SQLite database file (or ``:memory:``)."""
+
+    def __init__(self, path: Path, *, url: str) -> None:
+        self.url = url
+        self.path = path
+        self._lock = threading.RLock()
+        self._compressor = zstandard.ZstdCompressor(level=3)
+        self._decompressor = zstandard.ZstdDecompressor()
+        with self._errors():
+            self._db = self._connect()
+
+    # --- opening --------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if str(self.path) != ":memory:":
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        try:
+            db.execute("PRAGMA trusted_schema = OFF")
+            db.execute("PRAGMA foreign_keys = ON")
+            self._own_schema(db)
+            mode = db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode not in ("wal", "memory"):
+                raise StoreError(f'database "{self.path}" refused WAL journaling ({mode})')
+            db.execute("PRAGMA synchronous = FULL")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _own_schema(self, db: sqlite3.Connection) -> None:
+        """Create the schema in a fresh database, or check an existing one is ours and current."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            application = db.execute("PRAGMA application_id").fetchone()[0]
+            objects = db.execute(
+                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'"
+            ).fetchone()[0]
+            if version == 0 and application == 0 and objects == 0:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif application != APPLICATION_ID:
+                raise StoreError(
+                    f'database "{self.path}" is not an agentlog store (application id '
+                    f"{application}, expected {APPLICATION_ID})",
+                    path=str(self.path),
+                )
+            elif version != SCHEMA_VERSION:
+                raise StoreError(
+                    f'database "{self.path}" has agentlog schema version {version}, '
+                    f"incompatible with this build ({SCHEMA_VERSION}); it is never migrated",
+                    path=str(self.path),
+                )
+            else:
+                self._check_tables(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def _check_tables(self, db: sqlite3.Connection) -> None:
+        reference = sqlite3.connect(":memory:")
+        try:
+            reference.executescript(_SCHEMA)
+            expected = _schema_sql(reference)
+        finally:
+            reference.close()
+        if _schema_sql(db) != expected:
+            raise StoreError(
+                f'database "{self.path}" does not contain the agentlog schema objects it should',
+                path=str(self.path),
+            )
+
+    @contextlib.contextmanager
+    def _errors(self, session_id: str | None = None) -> Iterator[None]:
+        """Translate every driver error into an agentlog error, once (STYLE.md §16)."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f'SQLite store "{self.path}": {type(exc).__name__}: {exc}',
+                session_id=session_id,
+                path=str(self.path),
+            ) from exc
+
+    # --- sessions -------------------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session has a row."""
+        with self._lock, self._errors(session_id):
+            row = self._db.execute(
+                "SELECT 1 FROM agentlog_sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+        return row is not None
+
+    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+        """No lock is taken: each append checks the stored tail instead."""
+        return _NoLease()
+
+    def append(
+        self,
+        lease: Lease,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        *,
+        next_seq: int,
+        truncate: TornTail | None = None,
+    ) -> None:
+        """One transaction: check the stored tail, insert the batch, move the tail."""
+        session_id = str(header["id"])
+        rows = [self._row(session_id, event) for event in events]
+        with self._lock, self._errors(session_id):
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                stored = db.execute(
+                    "SELECT next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                if next_seq == 0:
+                    if stored is not None:
+                        raise SessionAlreadyExists(
+                            f'session "{session_id}" already exists', session_id=session_id
+                        )
+                    db.execute(
+                        "INSERT INTO agentlog_sessions VALUES (?, ?, ?, ?, ?, ?, 0)",
+                        (
+                            session_id,
+                            dumps(header).decode("utf-8", "surrogatepass"),
+                            header["version"],
+                            header["createdAt"],
+                            header.get("cwd"),
+                            header.get("parentSession"),
+                        ),
+                    )
+                elif stored is None:
+                    raise SessionNotFound(
+                        f'session "{session_id}" not found', session_id=session_id
+                    )
+                elif stored[0] != next_seq:
+                    raise ConcurrentWriteError(
+                        f'session "{session_id}" append starts at seq {next_seq}, stored next seq '
+                        f"is {stored[0]}",
+                        session_id=session_id,
+                        expected_seq=next_seq,
+                        stored_seq=stored[0],
+                    )
+                db.executemany("INSERT INTO agentlog_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                db.execute(
+                    "UPDATE agentlog_sessions SET next_seq = ? WHERE id = ?",
+                    (next_seq + len(rows), session_id),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def _row(self, session_id: str, event: Mapping[str, Any]) -> tuple[Any, ...]:
+        encoded = dumps(event["data"])
+        data: str | bytes = encoded.decode("utf-8", "surrogatepass")
+        if len(encoded) >= COMPRESS_FROM:
+            packed = self._compressor.compress(encoded)
+            if len(packed) < len(encoded):
+                data = packed
+        sources = event.get("sourceEventSeqs")
+        surface_op = event.get("surfaceOp")
+        return (
+            session_id,
+            event["seq"],
+            event["type"],
+            event["time"],
+            data,
+            None if sources is None else dumps(sources).decode(),
+            None if surface_op is None else dumps(surface_op).decode(),
+            1 if event.get("ignorable") is True else None,
+        )
+
+    def read(self, session_id: str) -> StoredLog:
+        """The header and every event row, from one read transaction."""
+        with self._lock, self._errors(session_id):
+            db = self._db
+            db.execute("BEGIN")
+            try:
+                row = db.execute(
+                    "SELECT header, next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                rows = db.execute(
+                    "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
+                    "FROM agentlog_events WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+            finally:
+                db.execute("COMMIT")
+        if row is None:
+            raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+        header = self._decode(session_id, -1, "header", row[0])
+        if len(rows) != row[1]:
+            raise self._corrupt(
+                session_id, len(rows), f"{len(rows)} event rows but a stored tail of {row[1]}"
+            )
+        events = [self._event(session_id, index, columns) for index, columns in enumerate(rows)]
+        return StoredLog(header=header, events=events, location=str(self.path))
+
+    def _event(self, session_id: str, index: int, columns: tuple[Any, ...]) -> dict[str, Any]:
+        seq, event_type, time, data, sources, surface_op, ignorable = columns
+        if seq != index:
+            raise self._corrupt(session_id, index, f"seq gap (expected {index}, got {seq})")
+        if isinstance(data, bytes):
+            try:
+                data = self._decompressor.decompress(data)
+            except zstandard.ZstdError as exc:
+                raise self._corrupt(session_id, index, f"compressed data: {exc}") from exc
+        event: dict[str, Any] = {
+            "type": event_type,
+            "seq": seq,
+            "time": time,
+            "data": self._decode(session_id, index, "data", data),
+        }
+        if sources is not None:
+            event["sourceEventSeqs"] = self._decode(session_id, index, "source_event_seqs", sources)
+        if surface_op is not None:
+            event["surfaceOp"] = self._decode(session_id, index, "surface_op", surface_op)
+        if ignorable is not None:
+            event["ignorable"] = True
+        return event
+
+    def _decode(self, session_id: str, seq: int, column: str, text: str | bytes) -> Any:
+        try:
+            return loads(text)
+        except ValueError as exc:
+            raise self._corrupt(session_id, seq, f"{column} is not JSON ({exc})") from exc
+
+    def _corrupt(self, session_id: str, seq: int, what: str) -> CorruptLog:
+        where = "its session row" if seq < 0 else f"event row seq {seq}"
+        return CorruptLog(
+            f'corrupt session "{session_id}" in "{self.path}" at {where}: {what}',
+            session_id=session_id,
+            path=str(self.path),
+            line=None if seq < 0 else seq,
+        )
+
+    def list(self) -> list[SessionInfo]:
+        """Every session row."""
+        with self._lock, self._errors():
+            rows = self._db.execute(
+                "SELECT id, created_at, version, cwd, parent_session FROM agentlog_sessions"
+            ).fetchall()
+        return [
+            SessionInfo(
+                id=row[0],
+                created_at=row[1],
+                version=row[2],
+                cwd=row[3],
+                parent_session=row[4],
+                location=str(self.path),
+            )
+            for row in rows
+        ]
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+
+def _schema_sql(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    return [
+        (name, " ".join((sql or "").split()))
+        for name, sql in db.execute(
+            "SELECT name, sql FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY name"
+        )
+    ]

@@ -1,0 +1,360 @@
+"""``Store``: sessions that persist, over any backend (the shared coordinator).
+
+Implements spec/persistence.md §2.3 and §2.6 for every backend at once: one writer per session
+(the backend's lease, plus this process's own registry), id rules, resume with crash repair,
+the version and vocabulary gates, inspect without writing, and forks. Backends only move bytes.
+
+Resume (``open``) is: take the writer lease → read → refuse an unreadable version or an
+undeclared event type → drop the torn tail of a crash → add the repair closers of an
+interrupted turn → rebuild the session (every event validated) → persist the repair and the
+``session/end-seed`` marker durably → attach. Opening a session twice in a row writes nothing
+the second time.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from agentlog.errors import (
+    AgentlogError,
+    CorruptLog,
+    SeedRejected,
+    SessionAlreadyExists,
+    SessionForkError,
+    SessionLocked,
+    SessionNotFound,
+)
+from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_closers
+from agentlog.session import Session, wall_clock
+from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog
+from agentlog.stores.recovery import (
+    FORMAT_VERSION,
+    check_format_version,
+    check_known_types,
+    inherited_event_count,
+)
+from agentlog.stores.writer import Batcher, Writer
+from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
+
+__all__ = ["Store"]
+
+
+class Store:
+    """A place sessions persist: create, resume, inspect, list and fork them.
+
+    Args:
+        backend: The storage (JSONL files, SQLite, PostgreSQL, memory).
+        write_behind: Queue appends and write them in batches (see ``Session.flush``) instead
+            of making every append durable before it returns.
+        batch_delay: Seconds between a session's first queued event and its background write.
+        projections: Message projections sessions may use (``image/offload`` by default).
+        clock: Epoch-ms source for new events and headers.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        write_behind: bool = False,
+        batch_delay: float = 0.2,
+        projections: Iterable[MessageProjection] = (IMAGE_OFFLOAD,),
+        clock: Callable[[], int] | None = None,
+    ) -> None:
+        self._backend = backend
+        self._batcher = Batcher(batch_delay) if write_behind else None
+        self._projections = tuple(projections)
+        self._clock = clock or wall_clock
+        self._live: dict[str, tuple[Session, Writer]] = {}
+        self._lock = threading.RLock()
+        self._closed = False
+
+    @property
+    def url(self) -> str:
+        """The URL this store was opened from."""
+        return self._backend.url
+
+    # --- sessions ---------------------------------------------------------------------
+
+    def create(self, session_id: str | None = None, *, cwd: str | None = None) -> Session:
+        """Create a new session, attached: every append is persisted.
+
+        Nothing is written until the first append; the session then appears in ``list()``.
+
+        Args:
+            session_id: The id (default: a fresh UUID).
+            cwd: The absolute working directory the session runs in.
+
+        Raises:
+            SessionAlreadyExists: when the id is taken in this store or on disk.
+            SeedRejected: for an invalid id or ``cwd``.
+        """
+        with self._lock:
+            self._check_open()
+            session_id = _checked_id(str(uuid.uuid4()) if session_id is None else session_id)
+            if session_id in self._live or self._backend.exists(session_id):
+                raise SessionAlreadyExists(
+                    f'session "{session_id}" already exists', session_id=session_id
+                )
+            header = _new_header(session_id, self._clock(), cwd=cwd)
+            session = Session.create(
+                session_id, header, projections=self._projections, clock=self._clock
+            )
+            writer = self._writer(
+                session_id, session.header, lambda: self._lease(session_id, cwd), 0
+            )
+            session.attach(writer)
+            self._live[session_id] = (session, writer)
+            return session
+
+    def open(self, session_id: str) -> Session:
+        """Resume a stored session for writing: repair what a crash left, then attach.
+
+        Raises:
+            SessionNotFound: when no session has that id.
+            SessionLocked: when another writer holds it (here or in another process).
+            CorruptLog: when committed data is damaged.
+            FormatVersionError: when the log is too new or holds undeclared event types.
+        """
+        with self._lock:
+            self._check_open()
+            if session_id in self._live:
+                raise SessionLocked(
+                    f'session "{session_id}" is already open for writing in this store',
+                    session_id=session_id,
+                )
+            if not self._backend.exists(session_id):
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            lease = self._lease(session_id)
+            try:
+                stored = self._backend.read(session_id)
+                session = self._rebuild(session_id, stored, repair=True)
+                repaired = list(session.events)[len(stored.events) :]
+                if repaired or stored.torn is not None:
+                    self._backend.append(
+                        lease,
+                        session.header,
+                        repaired,
+                        next_seq=len(stored.events),
+                        truncate=stored.torn,
+                    )
+            except BaseException:
+                lease.release()
+                raise
+            writer = self._writer(session_id, session.header, lease, session.seq)
+            session.attach(writer)
+            self._live[session_id] = (session, writer)
+            return session
+
+    def inspect(self, session_id: str) -> Session:
+        """A detached, read-only view of a stored session; nothing is written.
+
+        An interrupted turn is closed in the view only, and a torn tail is left on disk.
+        A session open for writing in this store is shown as it is now.
+
+        Raises:
+            SessionNotFound, CorruptLog, FormatVersionError: as for ``open``.
+        """
+        with self._lock:
+            self._check_open()
+            live = self._live.get(session_id)
+            if live is not None:
+                events = live[0].events
+                closers = open_turn_closers(events, "interrupted")
+                return Session.from_events(
+                    session_id,
+                    [*events, *closers],
+                    live[0].header,
+                    inherited_event_count=live[0].inherited_event_count,
+                    restore=True,
+                    projections=self._projections,
+                    clock=self._clock,
+                )
+            if not self._backend.exists(session_id):
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            return self._rebuild(session_id, self._backend.read(session_id), repair=True)
+
+    def list(self) -> list[SessionInfo]:
+        """Every stored session (created sessions appear after their first append)."""
+        with self._lock:
+            self._check_open()
+            return sorted(self._backend.list(), key=lambda info: (info.created_at, info.id))
+
+    def fork(
+        self, session_id: str, boundary: int | None = None, child_id: str | None = None
+    ) -> Session:
+        """Fork a stored (or open) session after ``boundary`` into a new persisted child.
+
+        The child inherits events ``0..boundary`` (default: all), a turn the cut leaves open is
+        closed with ``forked`` closers (spec/core.md §10.2), and the child is written durably
+        and returned attached. The source is only read.
+
+        Raises:
+            SessionForkError: ``SESSION_ALREADY_EXISTS``, ``SESSION_NOT_FOUND`` or
+                ``INVALID_BOUNDARY``, with the texts of spec/core.md §10.1.
+        """
+        with self._lock:
+            self._check_open()
+            if child_id is not None and (child_id in self._live or self._backend.exists(child_id)):
+                raise SessionForkError(
+                    f'session "{child_id}" already exists',
+                    code="SESSION_ALREADY_EXISTS",
+                    session_id=session_id,
+                )
+            live = self._live.get(session_id)
+            if live is not None:
+                events: Sequence[Mapping[str, Any]] = live[0].events
+                source_header = live[0].header
+            elif self._backend.exists(session_id):
+                source = self._rebuild(session_id, self._backend.read(session_id), repair=False)
+                events, source_header = source.events, source.header
+            else:
+                raise SessionForkError(
+                    f'session "{session_id}" not found',
+                    code="SESSION_NOT_FOUND",
+                    session_id=session_id,
+                )
+            child_id = _checked_id(str(uuid.uuid4()) if child_id is None else child_id)
+            seed: Sequence[Mapping[str, Any]] = []
+            inherited = 0
+            if boundary is not None or events:
+                last = len(events) - 1
+                cut = check_fork_boundary(
+                    session_id, len(events), last if boundary is None else boundary
+                )
+                seed = build_fork_seed(events, cut)
+                inherited = cut + 1
+            header = _new_header(
+                child_id,
+                self._clock(),
+                cwd=source_header.get("cwd"),
+                parent=session_id,
+            )
+            child = Session.from_events(
+                child_id,
+                seed,
+                header,
+                inherited_event_count=inherited,
+                projections=self._projections,
+                clock=self._clock,
+            )
+            lease = self._lease(child_id, source_header.get("cwd"))
+            try:
+                writer = self._writer(child_id, child.header, lease, 0)
+                writer.catch_up(list(child.events))
+            except BaseException:
+                lease.release()
+                raise
+            child.attach(writer)
+            self._live[child_id] = (child, writer)
+            return child
+
+    # --- lifecycle --------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Make every appended event of every open session durable."""
+        with self._lock:
+            for _, writer in list(self._live.values()):
+                writer.flush()
+
+    def close(self) -> None:
+        """Flush and release every open session, then the backend; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                for session, _ in list(self._live.values()):
+                    session.close()
+            finally:
+                self._closed = True
+                for _, writer in list(self._live.values()):
+                    writer.abandon()
+                self._live.clear()
+                if self._batcher is not None:
+                    self._batcher.stop()
+                self._backend.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    # --- internals --------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise AgentlogError(f"store {self.url!r} is closed")
+
+    def _lease(self, session_id: str, cwd: str | None = None) -> Lease:
+        return self._backend.lease(session_id, cwd=cwd)
+
+    def _writer(
+        self, session_id: str, header: Mapping[str, Any], lease: Any, next_seq: int
+    ) -> Writer:
+        def released() -> None:
+            with self._lock:
+                self._live.pop(session_id, None)
+
+        return Writer(
+            self._backend,
+            session_id,
+            header,
+            lease,
+            next_seq,
+            batcher=self._batcher,
+            on_close=released,
+        )
+
+    def _rebuild(self, session_id: str, stored: StoredLog, *, repair: bool) -> Session:
+        """Validate a stored log and build its session: gates, closers, every event checked."""
+        check_format_version(
+            stored.header.get("version"), session_id, stored.location, lambda _version: False
+        )
+        events = [*stored.events, *(stored.torn.recovered if stored.torn else ())]
+        check_known_types(events, session_id, stored.location)
+        closers = open_turn_closers(events, "interrupted") if repair else []
+        header = {key: value for key, value in stored.header.items() if key != "type"}
+        try:
+            return Session.from_events(
+                session_id,
+                [*events, *closers],
+                header,
+                inherited_event_count=inherited_event_count(header, events),
+                restore=True,
+                projections=self._projections,
+                clock=self._clock,
+            )
+        except SeedRejected as exc:
+            where = stored.where(exc.index) if exc.index is not None else "its header"
+            raise CorruptLog(
+                f'stored session "{session_id}" failed validation at {where}: {exc}',
+                session_id=session_id,
+                path=stored.location,
+                line=(stored.first_line or 0) + exc.index if exc.index is not None else None,
+            ) from exc
+
+
+def _checked_id(session_id: object) -> str:
+    if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
+        raise SeedRejected(f"session id must be a nonempty string without NUL, got {session_id!r}")
+    return session_id
+
+
+def _new_header(
+    session_id: str, created_at: int, *, cwd: object = None, parent: str | None = None
+) -> dict[str, Any]:
+    """A store-created format-4 header (spec/core.md §2.2; ``delegationDepth`` as dsh writes)."""
+    header: dict[str, Any] = {"version": FORMAT_VERSION, "id": session_id, "createdAt": created_at}
+    if cwd is not None:
+        header["cwd"] = cwd
+    if parent is not None:
+        header["parentSession"] = parent
+    header["isSeeded"] = parent is not None
+    header["delegationDepth"] = 0
+    return header

@@ -1,0 +1,212 @@
+"""The sink of an attached session: durable per append, or write-behind with a flush barrier.
+
+Durability, stated per mode (DESIGN decision 7):
+
+* **durable** (default): ``Session.append`` returns only after the backend made the event
+  durable (JSONL: written and fsynced; SQL: committed with full synchronous commit). A failed
+  write leaves nothing behind and the append raises, so the in-memory log never gets ahead of
+  the store.
+* **write-behind**: ``append`` queues the event and returns; a background thread writes each
+  session's queue as one batch ``batch_delay`` seconds after its first queued event, and
+  ``Session.flush()`` (or ``close()``) writes the rest and returns once it is durable. Events
+  not yet flushed are lost in a crash; nothing flushed ever is. A failed background write keeps
+  the batch, in order, logs one warning, and the next ``flush()`` retries it (and raises if it
+  fails again).
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentlog.errors import StoreError
+from agentlog.events import Event
+from agentlog.stores.base import Backend, Lease
+
+__all__ = ["Batcher", "Writer"]
+
+_logger = logging.getLogger("agentlog.stores")
+
+
+class Writer:
+    """Persists one attached session's events to its backend (the ``Sink`` of that session).
+
+    Args:
+        backend: Where to write.
+        header: The session header (written when the session is materialized).
+        lease: The writer lease, or a function taking it at the first write (lazy creation).
+        next_seq: The next seq the backend expects (its stored event count).
+        batcher: The write-behind batcher, or ``None`` for durable appends.
+        on_close: Called once the session is closed and its lease released.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        session_id: str,
+        header: Mapping[str, Any],
+        lease: Lease | Callable[[], Lease],
+        next_seq: int,
+        *,
+        batcher: Batcher | None = None,
+        on_close: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.session_id = session_id
+        self._backend = backend
+        self._header = header
+        self._lease = lease
+        self._stored = next_seq
+        self._batcher = batcher
+        self._on_close = on_close
+        self._pending: list[Event] = []
+        self._queue_lock = threading.Lock()
+        self._io_lock = threading.Lock()
+        self._failed = False
+        self._closed = False
+
+    @property
+    def stored(self) -> int:
+        """How many events of the session are durable."""
+        return self._stored
+
+    def persist(self, event: Event) -> None:
+        """Write ``event`` now (durable mode) or queue it (write-behind)."""
+        if self._closed:
+            raise StoreError(f'session "{self.session_id}" is closed', session_id=self.session_id)
+        if self._batcher is None:
+            with self._io_lock:
+                self._write([event])
+            return
+        with self._queue_lock:
+            self._pending.append(event)
+            # The first queued event arms the deadline; after a failed background write, the
+            # next event re-arms a fresh window (automatic retries pause until then).
+            arm = len(self._pending) == 1 or self._failed
+        if arm:
+            self._batcher.schedule(self)
+
+    def catch_up(self, events: list[Event]) -> None:
+        """Durably write events the session already holds beyond what is stored (seeds)."""
+        with self._io_lock:
+            tail = events[self._stored :]
+            if tail:
+                self._write(tail)
+
+    def flush(self) -> None:
+        """Write every queued event; return once they are durable.
+
+        Raises:
+            StoreError: when the write fails; the queue is kept for the next flush.
+        """
+        with self._io_lock:
+            while True:
+                with self._queue_lock:
+                    batch = list(self._pending)
+                if not batch:
+                    return
+                self._write(batch)
+                with self._queue_lock:
+                    del self._pending[: len(batch)]
+                    self._failed = False
+
+    def flush_in_background(self) -> None:
+        """The batcher's flush: failures are logged once and retried by ``flush()``."""
+        try:
+            self.flush()
+        except Exception as exc:  # contained: the events stay queued for the next flush
+            with self._queue_lock:
+                first_failure, self._failed = not self._failed, True
+            if first_failure:
+                _logger.warning(
+                    'background write for session "%s" failed (buffered events retained): %s: %s',
+                    self.session_id,
+                    type(exc).__name__,
+                    exc,
+                )
+            return
+        with self._queue_lock:
+            more = bool(self._pending)
+        if more and self._batcher is not None:
+            self._batcher.schedule(self)  # events that arrived during the write
+
+    def close(self) -> None:
+        """Flush, then release the lease; idempotent. If the flush fails, nothing is released."""
+        if self._closed:
+            return
+        self.flush()
+        self._closed = True
+        if self._batcher is not None:
+            self._batcher.forget(self)
+        if isinstance(self._lease, Lease):
+            self._lease.release()
+        self._on_close()
+
+    def abandon(self) -> None:
+        """Release the lease without flushing (the store is going away after a failure)."""
+        self._closed = True
+        if isinstance(self._lease, Lease):
+            self._lease.release()
+
+    def _write(self, events: list[Event]) -> None:
+        lease = self._lease
+        if not isinstance(lease, Lease):
+            lease = self._lease = lease()
+        self._backend.append(lease, self._header, events, next_seq=self._stored)
+        self._stored += len(events)
+
+
+class Batcher:
+    """One background thread that writes each write-behind session's queue on its deadline."""
+
+    def __init__(self, delay: float) -> None:
+        if not 0 < delay <= 3600:
+            raise ValueError(f"batch_delay must be in (0, 3600] seconds, got {delay!r}")
+        self._delay = delay
+        self._due: list[tuple[float, int, Writer]] = []
+        self._order = 0
+        self._wake = threading.Condition()
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def schedule(self, writer: Writer) -> None:
+        """Arm ``writer``'s deadline (its first queued event just arrived)."""
+        with self._wake:
+            if self._stopped:
+                return
+            self._order += 1
+            heapq.heappush(self._due, (time.monotonic() + self._delay, self._order, writer))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="agentlog-write-behind", daemon=True
+                )
+                self._thread.start()
+            self._wake.notify()
+
+    def forget(self, writer: Writer) -> None:
+        """Drop ``writer``'s deadlines (it was closed)."""
+        with self._wake:
+            self._due = [entry for entry in self._due if entry[2] is not writer]
+            heapq.heapify(self._due)
+
+    def stop(self) -> None:
+        """Stop the thread after its current write; queued events stay with their writers."""
+        with self._wake:
+            self._stopped = True
+            self._wake.notify()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while not self._stopped and (not self._due or self._due[0][0] > time.monotonic()):
+                    timeout = self._due[0][0] - time.monotonic() if self._due else None
+                    self._wake.wait(timeout)
+                if self._stopped:
+                    return
+                _, _, writer = heapq.heappop(self._due)
+            writer.flush_in_background()
