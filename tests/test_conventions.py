@@ -55,6 +55,10 @@ PUBLIC_API = {
     "Surface", "FoldResult", "Replacement", "MessageProjection", "ProjectionContext",
     "ProjectionError", "derive_event_message", "declare_event_type", "messages",
     "canonical_header", "fold_request_header", "header_equals",
+    # stores (issue 4): DESIGN's open_store/load_file, their errors and results
+    "open_store", "load_file", "Store", "SessionInfo", "StoreError", "SessionNotFound",
+    "SessionAlreadyExists", "SessionLocked", "ConcurrentWriteError", "FormatVersionError",
+    "CorruptLog",
 }  # fmt: skip
 
 

@@ -28,7 +28,10 @@ def python_blocks(path: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
-def test_markdown_examples_run(path: Path) -> None:
+def test_markdown_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # examples may create stores in the working directory
+    monkeypatch.setenv("AGENTLOG_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("AGENTLOG_STORE", raising=False)
     namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
     for block in python_blocks(path):
         exec(compile(block, str(path), "exec"), namespace)

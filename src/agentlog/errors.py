@@ -14,9 +14,9 @@ AgentlogError
     ├── SessionNotFound (LookupError)        no session with that id in the store
     ├── SessionAlreadyExists (ValueError)    the id is taken
     ├── SessionLocked (RuntimeError)         another writer holds the session
-    ├── ConcurrentWriteError (RuntimeError)  another writer appended first
+    ├── ConcurrentWriteError (RuntimeError)  another writer got there first
     ├── FormatVersionError (ValueError)      the stored format version cannot be read
-    └── CorruptLog (ValueError)              stored bytes are damaged; ``path`` and ``line`` say where
+    └── CorruptLog (ValueError)              stored bytes are damaged (``path``, ``line``)
 ```
 
 ``str(error)`` is the text of the spec's error catalogue (spec/core.md §14) wherever the spec

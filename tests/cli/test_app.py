@@ -2,45 +2,89 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from typer.testing import CliRunner
 
+from agentlog import open_store
 from agentlog.cli import app
 from agentlog.events import render_event_catalog
 
 
-def test_demo_shows_log_surface_and_messages() -> None:
-    result = CliRunner().invoke(app, ["demo"], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, result.output
-    assert "Log of 'demo' (42 events)" in result.output
-    assert "Surface (8 nodes)" in result.output
-    assert "Derived messages" in result.output
-    assert "replace 5-16" in result.output  # the compaction summary and its range
-    assert "[pruned: 59 lines of parser.py" in result.output  # markup is not swallowed
-    assert "42 events in the log, 8 on the surface, 8 messages for the model" in result.output
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200", **(env or {})})
+    return result.exit_code, result.output
 
 
-def test_demo_runs_as_a_console_script_in_seconds() -> None:
+def test_demo_persists_the_session_and_shows_log_surface_and_messages(tmp_path: Path) -> None:
+    url = f"jsonl:///{tmp_path}/sessions"
+    code, output = run("demo", "--store", url)
+    assert code == 0, output
+    assert "(42 events)" in output
+    assert "Surface (8 nodes)" in output
+    assert "Derived messages" in output
+    assert "replace 5-16" in output  # the compaction summary and its range
+    assert "[pruned: 59 lines of parser.py" in output  # markup is not swallowed
+    assert "42 events in the log, 8 on the surface, 8 messages for the model" in output
+    with open_store(url) as store:
+        (info,) = store.list()
+        assert f"Saved as session {info.id!r} in {url}" in output
+        assert store.inspect(info.id).first_live_seq == 42
+
+
+def test_demo_runs_on_the_default_store_as_a_console_script(tmp_path: Path) -> None:
     completed = subprocess.run(
         [sys.executable, "-m", "agentlog", "demo"],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        env={**os.environ, "AGENTLOG_HOME": str(tmp_path), "AGENTLOG_STORE": ""},
     )
     assert completed.returncode == 0, completed.stderr
     assert "nothing was deleted" in completed.stdout
+    assert f"sqlite:///{tmp_path}/sessions.db" in completed.stdout
+    assert (tmp_path / "sessions.db").is_file()
+
+
+def test_list_and_show_read_a_store(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    run("demo", "--store", url)
+    code, listing = run("list", "--store", url)
+    assert code == 0
+    session_id = listing.split()[0]
+    assert session_id.startswith("demo-")
+    assert "/demo/project" in listing
+    code, shown = run("show", session_id, "--store", url)
+    assert code == 0, shown
+    assert "Derived messages" in shown
+    code, as_json = run("list", "--json", "--store", url)
+    assert f'"id": "{session_id}"' in as_json
+
+
+def test_a_missing_session_is_an_error_with_exit_1() -> None:
+    code, output = run("show", "nope", "--store", "memory:")
+    assert code == 1
+    assert 'Error: session "nope" not found' in output
+
+
+def test_where_prints_the_default_store(tmp_path: Path) -> None:
+    code, output = run("where", env={"AGENTLOG_HOME": str(tmp_path), "AGENTLOG_STORE": ""})
+    assert code == 0
+    assert output.strip() == f"sqlite:///{tmp_path}/sessions.db"
 
 
 def test_catalog_prints_the_generated_catalog() -> None:
-    result = CliRunner().invoke(app, ["catalog"])
-    assert result.exit_code == 0
-    assert result.output == render_event_catalog()
+    code, output = run("catalog")
+    assert code == 0
+    assert output == render_event_catalog()
 
 
 def test_no_arguments_shows_help() -> None:
-    result = CliRunner().invoke(app, [])
-    assert "Usage" in result.output
-    assert "demo" in result.output
+    code, output = run()
+    assert code in (0, 2)  # typer shows help; click's exit code for "no command" varies
+    assert "Usage" in output
+    assert "demo" in output

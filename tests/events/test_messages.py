@@ -11,7 +11,7 @@ import uuid
 
 from agentlog import messages as m
 from agentlog.events import check_event
-from tests.session.support import new_session
+from tests.session.support import begin, call, new_session
 
 
 def test_text_reasoning_and_tool_call_blocks() -> None:
@@ -157,6 +157,7 @@ def test_developer_message_lists_additions_then_removals() -> None:
 
 def test_constructed_data_appends_and_derives_in_order() -> None:
     session = new_session()
+    begin(session)
     session.append("system/message", m.system("sys", turn=1, step=1), surface_op="append")
     session.append("user/message", m.user("q"), surface_op="append")
     session.append(
@@ -164,6 +165,7 @@ def test_constructed_data_appends_and_derives_in_order() -> None:
         m.assistant([m.tool_call("c1", "t", "{}")], provider="p", model="x", turn=1, step=1),
         surface_op="append",
     )
+    call(session, "c1")
     session.append("tool/result", m.tool_result("c1", "r", turn=1, step=1), surface_op="append")
     assert [message["role"] for message in session.derive_messages()] == [
         "system",

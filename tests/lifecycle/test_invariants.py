@@ -195,6 +195,11 @@ def test_a_veto_leaves_log_and_trace_untouched() -> None:
     s.append("turn/start", {"turn": 1})  # the companion still expects turn 1
 
 
+@pytest.mark.structure_free(
+    "the seed breaks structure on purpose to show install_invariants refusing it; the autouse "
+    "companion would refuse it already in Session.from_events, so install_invariants would "
+    "never run"
+)
 def test_a_bad_seed_fails_installation() -> None:
     """§15 scenario 74: a seed [turn/start 1, turn/start 2] fails."""
     seed = [
@@ -207,6 +212,10 @@ def test_a_bad_seed_fails_installation() -> None:
         check_invariants(seed)
 
 
+@pytest.mark.structure_free(
+    "checks that uninstalling the companion lets a structure-breaking append through; the "
+    "autouse companion would still veto it"
+)
 def test_uninstall_stops_the_checks() -> None:
     s = Session.create("s")
     uninstall = install_invariants(s)

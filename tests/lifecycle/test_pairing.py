@@ -12,11 +12,16 @@ from agentlog import (
 )
 from agentlog import messages as m
 from agentlog.lifecycle import pairing_counters
+from tests.session.support import begin, call, next_step
 
 
 def conversation() -> tuple[Session, list[int]]:
-    """user, assistant(2 calls), result, result, assistant — as surface seqs."""
+    """user, assistant(2 calls), result, result, assistant — as surface seqs.
+
+    Turn 1 is well formed: step 1 logs both tool calls, the last assistant is step 2.
+    """
     s = Session.create("s", clock=lambda: 0)
+    begin(s)
     seqs = [s.append("user/message", m.user("go", id="u"), surface_op="append").seq]
     seqs.append(
         s.append(
@@ -32,12 +37,15 @@ def conversation() -> tuple[Session, list[int]]:
             surface_op="append",
         ).seq
     )
-    for call in ("c1", "c2"):
+    call(s, "c1")
+    call(s, "c2")
+    for call_id in ("c1", "c2"):
         seqs.append(
             s.append(
-                "tool/result", m.tool_result(call, "ok", turn=1, step=1), surface_op="append"
+                "tool/result", m.tool_result(call_id, "ok", turn=1, step=1), surface_op="append"
             ).seq
         )
+    next_step(s, 2)
     seqs.append(
         s.append(
             "assistant/message",
@@ -61,6 +69,7 @@ def test_cuts_inside_a_step_are_unbalanced() -> None:
 def test_cache_follows_appends_and_replaces() -> None:
     s, (user, call, r1, r2, done) = conversation()
     assert tool_pairing_balanced_after(s, done)
+    next_step(s, 3)
     extra = s.append(
         "assistant/message",
         m.assistant(

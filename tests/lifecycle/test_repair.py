@@ -193,7 +193,7 @@ def test_unknown_cause_is_refused() -> None:
 
 def test_closers_reopen_as_a_valid_session() -> None:
     """Closers are ordinary events: a session seeded with log + closers accepts them."""
-    log = [*call_step(2, "c1"), ev(3, "tool/call", {"turn": 2, "step": 1, "callId": "c1"})]
+    log = [*call_step(1, "c1"), ev(3, "tool/call", {"turn": 1, "step": 1, "callId": "c1"})]
     session = Session.from_events("s", [*log, *open_turn_closers(log)])
     roles = [message["role"] for message in session.derive_messages()]
     assert roles == ["assistant", "tool"]

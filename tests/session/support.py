@@ -1,7 +1,11 @@
 """Builders in the notation of spec/core.md §15, and the scenario check "rejected(X)".
 
 ``U(t)``, ``A(t)``, ``TR(c, t)``, ``S(t)`` build the data of user, assistant, tool-result and
-system events; ``rep(s, e)`` builds a format-4 replace op; ``wire(...)`` builds a seed event.
+system events, ``TC(c)`` that of the ``tool/call`` a tool result answers; ``rep(s, e)`` builds a
+format-4 replace op; ``wire(...)`` builds a seed event. ``begin``, ``call``, ``next_step`` and
+``finish`` append the turn, step and tool-call structure the invariant companion (spec/core.md
+§11, installed on every test session by ``tests/conftest.py``) requires; ``begin_wire`` is
+``begin`` for seeds.
 ``assert_rejected`` is "rejected(X)": the call raises exactly X and leaves everything a caller
 can observe — the events view (the same object), the nodes tuple (the same object), both
 generations, the derived messages, the request header and context — untouched, and no
@@ -60,6 +64,13 @@ def TR(
     )
 
 
+def TC(
+    call_id: str, name: str = "t", arguments: str = "{}", *, turn: int = 1, step: int = 1
+) -> dict[str, Any]:
+    """``tool/call`` data: the dispatched call that an appended ``TR(call_id, ...)`` answers."""
+    return {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": arguments}
+
+
 def S(prompt: str, *, id: str | None = None, turn: int = 1, step: int = 1) -> dict[str, Any]:
     """System-prompt data (an empty prompt means "no system prompt")."""
     return m.system(prompt, turn=turn, step=step, id=id or f"sys-{prompt}")
@@ -73,6 +84,40 @@ def rep(start: int, end: int) -> dict[str, Any]:
 def wire(event_type: str, seq: int, data: Any, *, time: int = 1, **envelope: Any) -> dict[str, Any]:
     """A seed event in wire form; ``envelope`` adds ``surfaceOp``, ``sourceEventSeqs``, ..."""
     return {"type": event_type, "seq": seq, "time": time, "data": data, **envelope}
+
+
+# --- turn, step and tool-call structure (spec/core.md §11) ---------------------------------
+
+
+def begin(session: Session, turn: int = 1) -> None:
+    """Open turn ``turn`` and its step 1: ``turn/start``, ``step/start`` (two seqs)."""
+    session.append("turn/start", {"turn": turn})
+    session.append("step/start", {"turn": turn, "step": 1})
+
+
+def call(session: Session, call_id: str, *, turn: int = 1, step: int = 1) -> Event:
+    """Log the ``tool/call`` for ``call_id`` in the open step (one seq)."""
+    return session.append("tool/call", TC(call_id, turn=turn, step=step))
+
+
+def next_step(session: Session, step: int, *, turn: int = 1) -> None:
+    """Close step ``step - 1`` of turn ``turn`` and open step ``step`` (two seqs)."""
+    session.append("step/end", {"turn": turn, "step": step - 1})
+    session.append("step/start", {"turn": turn, "step": step})
+
+
+def finish(session: Session, turn: int = 1, step: int = 1) -> None:
+    """Close step ``step`` and turn ``turn``: ``step/end``, ``turn/end`` (two seqs)."""
+    session.append("step/end", {"turn": turn, "step": step})
+    session.append("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+
+
+def begin_wire(seq: int = 0, turn: int = 1) -> list[dict[str, Any]]:
+    """``begin`` for a seed: ``turn/start`` and ``step/start`` at ``seq`` and ``seq + 1``."""
+    return [
+        wire("turn/start", seq, {"turn": turn}),
+        wire("step/start", seq + 1, {"turn": turn, "step": 1}),
+    ]
 
 
 def thaw_events(events: Sequence[Event]) -> list[dict[str, Any]]:

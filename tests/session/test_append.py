@@ -27,7 +27,10 @@ from tests.session.support import (
     U,
     assert_append_rejected,
     assert_rejected,
+    begin,
+    call,
     clock,
+    finish,
     new_session,
     rep,
     thaw_events,
@@ -280,10 +283,14 @@ def test_the_clock_is_read_once_per_append() -> None:
 
 
 def test_a_clock_that_is_not_epoch_milliseconds_is_refused() -> None:
-    session = Session.create("s", clock=lambda: 1.5)  # type: ignore[arg-type, return-value]  # a bad clock, on purpose
+    session = Session.create(
+        "s",
+        header={"version": 4, "id": "s", "createdAt": 0, "isSeeded": False},
+        clock=lambda: 1.5,  # type: ignore[arg-type, return-value]  # a bad clock, on purpose
+    )
     assert_rejected(
         session,
-        "session clock returned 1.5, not epoch milliseconds",
+        "session clock returned 1.5, not epoch milliseconds (a safe integer)",
         lambda: session.append("turn/start", {"turn": 1}),
     )
 
@@ -491,24 +498,29 @@ def test_a_tool_error_needs_is_error_true(data: dict[str, Any]) -> None:
 def test_a_tool_result_with_or_without_an_error_is_accepted() -> None:
     """§15 scenario 84."""
     session = new_session()
+    begin(session)
+    for call_id in ("c1", "c2", "c3"):
+        call(session, call_id)
     failed = TR("c1", "boom", err=True) | {
         "error": {"name": "ToolError", "code": "X", "reason": "r"}
     }
     session.append("tool/result", failed, surface_op="append")
     session.append("tool/result", TR("c2", "ok"), surface_op="append")
     session.append("tool/result", m.tool_result("c3", "ok", turn=1, step=1), surface_op="append")
-    assert session.surface.nodes == (0, 1, 2)
+    assert session.surface.nodes == (5, 6, 7)
 
 
 def test_what_append_accepts_reopens_from_its_wire_form() -> None:
     """DESIGN decision 5: every accepted event passes the seed checks."""
     session = new_session()
-    session.append("turn/start", {"turn": 1})
+    begin(session)
     session.append("request/header", {"header": HEADER, "reason": "initial"})
     session.append("user/message", U("q"), surface_op="append")
     session.append("assistant/message", A([m.tool_call("c1", "t", "{}")]), surface_op="append")
+    call(session, "c1")
     session.append("tool/result", TR("c1", "r"), surface_op="append")
-    session.append("tool/result", TR("c1", "-"), surface_op=rep(4, 4), source_event_seqs=[4])
+    session.append("tool/result", TR("c1", "-"), surface_op=rep(6, 6), source_event_seqs=[6])
+    finish(session)
     reopened = Session.from_events("s2", thaw_events(session.events), clock=clock)
     assert reopened.derive_messages() == session.derive_messages()
 

@@ -15,7 +15,20 @@ import pytest
 
 from agentlog import Session, derive_event_message
 from agentlog import messages as m
-from tests.session.support import TR, A, S, U, clock, new_session, rep, wire
+from tests.session.support import (
+    TC,
+    TR,
+    A,
+    S,
+    U,
+    begin,
+    begin_wire,
+    call,
+    clock,
+    new_session,
+    rep,
+    wire,
+)
 
 
 def test_a_turn_with_a_tool_call_derives_user_assistant_tool() -> None:
@@ -23,9 +36,12 @@ def test_a_turn_with_a_tool_call_derives_user_assistant_tool() -> None:
     session = new_session()
     session.append("turn/start", {"turn": 1})
     session.append("user/message", U("hello"), surface_op="append")
+    session.append("step/start", {"turn": 1, "step": 1})
     blocks = [m.text("let me look"), m.tool_call("c1", "read", '{"path": "a"}')]
     session.append("assistant/message", A(blocks), surface_op="append")
+    session.append("tool/call", TC("c1", "read", '{"path": "a"}'))
     session.append("tool/result", TR("c1", "ok"), surface_op="append")
+    session.append("step/end", {"turn": 1, "step": 1})
     session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     messages = session.derive_messages()
     assert [msg["role"] for msg in messages] == ["user", "assistant", "tool"]
@@ -37,19 +53,19 @@ def test_a_turn_with_a_tool_call_derives_user_assistant_tool() -> None:
 def test_an_empty_assistant_message_is_a_node_without_a_message() -> None:
     """§15 scenario 34."""
     seed = [
-        wire("step/start", 0, {"turn": 1, "step": 1}),
+        *begin_wire(),
         wire(
             "assistant/message",
-            1,
+            2,
             A([]) | {"usage": {"inputTokens": 5, "outputTokens": 0}},
             surfaceOp="append",
         ),
     ]
     session = Session.from_events("s", seed, clock=clock)
-    assert session.surface.nodes == (1,)
+    assert session.surface.nodes == (2,)
     assert session.derive_messages() == []
+    assert derive_event_message(session.events[2]) is None
     assert derive_event_message(session.events[1]) is None
-    assert derive_event_message(session.events[0]) is None
 
 
 @pytest.mark.parametrize(
@@ -62,6 +78,7 @@ def test_an_empty_assistant_message_is_a_node_without_a_message() -> None:
 )
 def test_empty_content_means_no_message(event_type: str, data: dict[str, Any]) -> None:
     session = new_session()
+    begin(session)
     event = session.append(event_type, data, surface_op="append")
     assert derive_event_message(event) is None
     assert session.derive_messages() == []
@@ -77,6 +94,8 @@ def test_a_user_message_derives_its_data_itself() -> None:
 
 def test_other_surface_types_derive_their_data_message() -> None:
     session = new_session()
+    begin(session)
+    call(session, "c1")
     result = session.append("tool/result", TR("c1", "x"), surface_op="append")
     reply = session.append("assistant/message", A("x"), surface_op="append")
     assert derive_event_message(result) is result.data["message"]
@@ -95,6 +114,8 @@ def test_derivation_does_not_look_at_the_surface_op() -> None:
 
 def test_an_empty_tool_result_still_derives() -> None:
     session = new_session()
+    begin(session)
+    call(session, "c1")
     event = session.append("tool/result", TR("c1", []), surface_op="append")
     assert derive_event_message(event) is event.data["message"]
 
@@ -112,6 +133,7 @@ def test_log_only_events_derive_nothing() -> None:
 def test_the_derived_list_is_fresh_and_its_messages_shared_and_immutable() -> None:
     """§15 scenario 36."""
     session = new_session()
+    begin(session)
     session.append("user/message", U("a"), surface_op="append")
     session.append("assistant/message", A("b"), surface_op="append")
     first = session.derive_messages()
@@ -129,6 +151,7 @@ def test_the_derived_list_is_fresh_and_its_messages_shared_and_immutable() -> No
 def test_the_cache_always_equals_a_replay() -> None:
     """§15 scenario 37: after every append, including an empty assistant and a replace."""
     session = new_session()
+    begin(session)
     steps: list[tuple[str, Any, dict[str, Any]]] = [
         ("user/message", U("a"), {"surface_op": "append"}),
         ("assistant/message", A("b"), {"surface_op": "append"}),
@@ -138,7 +161,7 @@ def test_the_cache_always_equals_a_replay() -> None:
             {"surface_op": "append"},
         ),
         ("user/message", U("c"), {"surface_op": "append"}),
-        ("user/message", U("summary"), {"surface_op": rep(0, 2), "source_event_seqs": [0, 1, 2]}),
+        ("user/message", U("summary"), {"surface_op": rep(2, 4), "source_event_seqs": [2, 3, 4]}),
         ("user/message", U("d"), {"surface_op": "append"}),
     ]
     for index, (event_type, data, options) in enumerate(steps):
@@ -178,6 +201,11 @@ MESSAGES = [
 ]
 
 
+@pytest.mark.structure_free(
+    "§15 scenario 38 compares the messages alone (a log that cannot be turn/step-structured) with "
+    "the same messages among turn/step/attempt/tool-call/context events cycled in at arbitrary "
+    "positions; their free placement, structure-breaking included, is what is varied"
+)
 @pytest.mark.parametrize("spacing", [(0, 0, 0, 0), (1, 0, 2, 0), (3, 1, 0, 2), (6, 6, 6, 6)])
 def test_log_only_events_never_change_the_derived_messages(spacing: tuple[int, ...]) -> None:
     """§15 scenario 38."""

@@ -11,18 +11,25 @@ import pickle
 
 import pytest
 
-from agentlog import EventLog
+from agentlog import EventLog, Session
 from tests.session.support import U, new_session
 
 
-def test_the_events_view_reads_like_an_immutable_sequence() -> None:
+def three_events() -> Session:
+    """A session of three log-only events: turn 1 started and ended, turn 2 started."""
     session = new_session()
-    for turn in (1, 2, 3):
-        session.append("turn/start", {"turn": turn})
+    session.append("turn/start", {"turn": 1})
+    session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    session.append("turn/start", {"turn": 2})
+    return session
+
+
+def test_the_events_view_reads_like_an_immutable_sequence() -> None:
+    session = three_events()
     events = session.events
     assert isinstance(events, EventLog)
     assert len(events) == 3
-    assert events[-1].data == {"turn": 3}
+    assert events[-1].data == {"turn": 2}
     assert events[0:2] == (events[0], events[1])
     assert type(events[0:2]) is tuple
     assert events == list(events)
@@ -37,18 +44,14 @@ def test_the_events_view_reads_like_an_immutable_sequence() -> None:
 
 
 def test_a_negative_step_slice_reverses_the_events() -> None:
-    session = new_session()
-    for turn in (1, 2, 3):
-        session.append("turn/start", {"turn": turn})
+    session = three_events()
     events = session.events
     assert [event.seq for event in events[::-1]] == [2, 1, 0]
     assert [event.seq for event in events[::-2]] == [2, 0]
 
 
 def test_reversed_iteration_works() -> None:
-    session = new_session()
-    for turn in (1, 2, 3):
-        session.append("turn/start", {"turn": turn})
+    session = three_events()
     assert [event.seq for event in reversed(session.events)] == [2, 1, 0]
     assert [event.seq for event in session.events[2:0:-1]] == [2, 1]
 

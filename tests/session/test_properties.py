@@ -23,6 +23,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import event as event_label
 from hypothesis import strategies as st
@@ -37,6 +38,13 @@ from tests.session.support import (
     observe,
     rep,
     thaw_events,
+)
+
+pytestmark = pytest.mark.structure_free(
+    "random append sequences whose subject is surface, derive and replay agreement, not "
+    "turn/step structure; under the companion nearly every assistant, tool-result, system and "
+    "developer append (all drawn for turn 1/step 1, at random positions) would be vetoed, so "
+    "the properties would be checked on almost nothing but user messages"
 )
 
 CALL_IDS = ("c0", "c1", "c2")

@@ -47,9 +47,13 @@ def test_canonical_header_keeps_true_markers_and_tools_as_given() -> None:
     }
 
 
-def test_canonical_header_is_immutable() -> None:
-    with pytest.raises(TypeError):
-        canonical_header({"config": CONFIG})["config"] = {}
+def test_canonical_header_is_a_new_top_level_object() -> None:
+    """spec/core.md §7.1: not deep-copied, but a new object: editing it leaves the input alone."""
+    header = {"config": CONFIG, "system": "retired in format 4"}
+    canonical = canonical_header(header)
+    canonical["config"] = {}
+    assert header["config"] is CONFIG
+    assert "system" not in canonical
 
 
 # --- header_equals -----------------------------------------------------------------------
@@ -154,8 +158,9 @@ def test_request_header_is_folded_memoised_and_immutable() -> None:
 
 def test_request_header_is_folded_from_a_seed() -> None:
     seed = [
-        wire("request/header", 0, header_data({"config": CONFIG})),
-        wire("request/header", 1, header_data({"config": {**CONFIG, "model": "b"}}, "change")),
+        wire("turn/start", 0, {"turn": 1}),
+        wire("request/header", 1, header_data({"config": CONFIG})),
+        wire("request/header", 2, header_data({"config": {**CONFIG, "model": "b"}}, "change")),
     ]
     session = Session.from_events("s", seed, clock=clock)
     assert session.request_header() == {"config": {**CONFIG, "model": "b"}}
@@ -165,11 +170,12 @@ def test_request_header_is_folded_from_a_seed() -> None:
 def test_a_header_with_system_is_refused(system: Any) -> None:
     """§15 scenario 56 (E56): any value, even empty or null."""
     session = new_session()
+    session.append("turn/start", {"turn": 1})
     session.append("request/header", header_data({"config": CONFIG}))
     before = session.request_header()
     assert_append_rejected(
         session,
-        'session event "request/header" at seq 1 must omit header.system; use system/message',
+        'session event "request/header" at seq 2 must omit header.system; use system/message',
         "request/header",
         header_data({"config": CONFIG, "system": system}),
     )
@@ -190,9 +196,10 @@ def test_a_header_with_system_is_refused(system: Any) -> None:
 def test_header_data_rules_at_append(data: Any, rule: str) -> None:
     """§15 scenario 56 (E54, E55, E57); ``request_header()`` stays as it was."""
     session = new_session()
+    session.append("turn/start", {"turn": 1})
     session.append("request/header", header_data({"config": CONFIG}))
     assert_append_rejected(
-        session, f'session event "request/header" at seq 1 {rule}', "request/header", data
+        session, f'session event "request/header" at seq 2 {rule}', "request/header", data
     )
 
 
@@ -202,12 +209,14 @@ def test_header_data_rules_at_append(data: Any, rule: str) -> None:
 def test_request_context_folds_seeds_and_appends() -> None:
     """§15 scenario 55."""
     seed = [
-        wire("request/context", 0, {"provider": "a", "model": "a", "contextWindow": 1000}),
-        wire("request/context", 1, {"provider": "b", "model": "b", "contextWindow": 2000}),
+        wire("turn/start", 0, {"turn": 1}),
+        wire("request/context", 1, {"provider": "a", "model": "a", "contextWindow": 1000}),
+        wire("request/context", 2, {"provider": "b", "model": "b", "contextWindow": 2000}),
+        wire("turn/end", 3, {"turn": 1, "reason": {"kind": "completed"}}),
     ]
     session = Session.from_events("s", seed, clock=clock)
     assert session.request_context() == {"provider": "b", "model": "b", "contextWindow": 2000}
-    session.append("turn/start", {"turn": 1})
+    session.append("turn/start", {"turn": 2})
     assert session.request_context()["contextWindow"] == 2000
     session.append(
         "request/context", {"provider": "c", "model": "c", "systemPromptUpdate": "in-history"}

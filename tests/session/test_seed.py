@@ -21,6 +21,7 @@ from tests.session.support import (
     A,
     S,
     U,
+    call,
     clock,
     new_session,
     raises_exactly,
@@ -48,9 +49,12 @@ def a_session() -> Session:
     session = new_session()
     session.append("turn/start", {"turn": 1})
     session.append("user/message", U("a"), surface_op="append")
+    session.append("step/start", {"turn": 1, "step": 1})
     session.append("assistant/message", A([m.tool_call("c1", "t", "{}")]), surface_op="append")
+    call(session, "c1")
     session.append("tool/result", TR("c1", "r"), surface_op="append")
-    session.append("user/message", U("s"), surface_op=rep(1, 3), source_event_seqs=[1, 2, 3])
+    session.append("step/end", {"turn": 1, "step": 1})
+    session.append("user/message", U("s"), surface_op=rep(1, 5), source_event_seqs=[1, 3, 5])
     session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     return session
 

@@ -18,6 +18,8 @@ from agentlog import EventRejected, FoldResult, Replacement, SeedRejected, Sessi
 from tests.session.support import (
     TR,
     U,
+    begin,
+    call,
     clock,
     new_session,
     raises_exactly,
@@ -81,11 +83,12 @@ def test_a_fold_result_cannot_be_mutated() -> None:
 def test_a_fold_matches_the_live_session_it_replays() -> None:
     session = new_session()
     session.append("user/message", U("a"), surface_op="append")
-    session.append("turn/start", {"turn": 1})
+    begin(session)
+    call(session, "c1")
     session.append("tool/result", TR("c1", "x"), surface_op="append")
-    session.append("user/message", U("s"), surface_op=rep(0, 2), source_event_seqs=[0, 2])
+    session.append("user/message", U("s"), surface_op=rep(0, 4), source_event_seqs=[0, 4])
     result = fold_surface(session.events)
-    assert result.nodes == session.surface.nodes == (3,)
+    assert result.nodes == session.surface.nodes == (5,)
     assert result.replace_generation == session.surface.replace_generation
     assert fold_surface(thaw_events(session.events)) == result
 

@@ -21,6 +21,8 @@ from tests.session.support import (
     S,
     U,
     assert_append_rejected,
+    begin,
+    call,
     new_session,
     raises_exactly,
     rep,
@@ -43,7 +45,10 @@ def rewrite(data: dict[str, Any], **changes: Any) -> dict[str, Any]:
 
 
 def with_tool_result(data: dict[str, Any]) -> Session:
+    """A session in turn 1/step 1 whose tool result ``data`` for call c1 is seq 3."""
     session = new_session()
+    begin(session)
+    call(session, "c1")
     session.append("tool/result", data, surface_op="append")
     return session
 
@@ -56,14 +61,14 @@ def test_a_content_only_rewrite_is_accepted() -> None:
     original = TR("c1", "original", meta={"tags": ["a"]})
     session = with_tool_result(original)
     event = session.append(
-        "tool/result", rewrite(original), surface_op=rep(0, 0), source_event_seqs=[0]
+        "tool/result", rewrite(original), surface_op=rep(3, 3), source_event_seqs=[3]
     )
-    assert event.seq == 1
-    assert session.surface.nodes == (1,)
+    assert event.seq == 4
+    assert session.surface.nodes == (4,)
     [message] = session.derive_messages()
     assert message["id"] == "r-c1"
     assert message["content"] == [m.text("[pruned]")]
-    assert session.events[0].data == original
+    assert session.events[3].data == original
 
 
 @pytest.mark.parametrize(
@@ -83,7 +88,7 @@ def test_a_rewrite_may_not_change_the_message_beyond_content(
     replacement = rewrite(original)
     replacement["message"].update(changed)
     assert_append_rejected(
-        session, E25, "tool/result", replacement, surface_op=rep(0, 0), source_event_seqs=[0]
+        session, E25, "tool/result", replacement, surface_op=rep(3, 3), source_event_seqs=[3]
     )
 
 
@@ -107,8 +112,8 @@ def test_a_rewrite_may_not_change_meta(meta: Any, new_meta: Any) -> None:
         E25,
         "tool/result",
         rewrite(original, meta=new_meta),
-        surface_op=rep(0, 0),
-        source_event_seqs=[0],
+        surface_op=rep(3, 3),
+        source_event_seqs=[3],
     )
 
 
@@ -123,8 +128,8 @@ def test_a_rewrite_may_not_change_the_settlement_or_error(changes: dict[str, Any
         E25,
         "tool/result",
         rewrite(original, **changes),
-        surface_op=rep(0, 0),
-        source_event_seqs=[0],
+        surface_op=rep(3, 3),
+        source_event_seqs=[3],
     )
 
 
@@ -143,10 +148,10 @@ def test_structurally_equal_data_counts_as_unchanged(meta: Any, new_meta: Any) -
     session.append(
         "tool/result",
         rewrite(original, meta=new_meta),
-        surface_op=rep(0, 0),
-        source_event_seqs=[0],
+        surface_op=rep(3, 3),
+        source_event_seqs=[3],
     )
-    assert session.surface.nodes == (1,)
+    assert session.surface.nodes == (4,)
 
 
 def test_a_rewrite_must_shadow_exactly_one_node() -> None:
@@ -181,11 +186,11 @@ def test_a_rewrite_must_target_a_tool_result() -> None:
 def test_a_rewrite_of_a_rewrite_compares_with_the_current_node() -> None:
     original = TR("c1", "x")
     session = with_tool_result(original)
-    session.append("tool/result", rewrite(original), surface_op=rep(0, 0), source_event_seqs=[0])
+    session.append("tool/result", rewrite(original), surface_op=rep(3, 3), source_event_seqs=[3])
     again = rewrite(original)
     again["message"]["content"] = []
-    session.append("tool/result", again, surface_op=rep(1, 1), source_event_seqs=[1, 0])
-    assert session.surface.nodes == (2,)
+    session.append("tool/result", again, surface_op=rep(4, 4), source_event_seqs=[4, 3])
+    assert session.surface.nodes == (5,)
     assert session.derive_messages()[0]["content"] == []
 
 
@@ -207,21 +212,23 @@ def test_citations_are_checked_before_the_tool_result_guard() -> None:
 def test_emptying_the_system_head_removes_the_system_message() -> None:
     """§15 scenario 81."""
     session = new_session()
+    begin(session)
     session.append("system/message", S("be brief"), surface_op="append")
     session.append("user/message", U("hi"), surface_op="append")
     assert [msg["role"] for msg in session.derive_messages()] == ["system", "user"]
-    session.append("system/message", S(""), surface_op=rep(0, 0), source_event_seqs=[0])
+    session.append("system/message", S(""), surface_op=rep(2, 2), source_event_seqs=[2])
     assert [msg["role"] for msg in session.derive_messages()] == ["user"]
-    assert session.surface.nodes == (2, 1)
+    assert session.surface.nodes == (4, 3)
 
 
 def test_a_new_system_prompt_replaces_the_head() -> None:
     """§15 scenario 82."""
     session = new_session()
+    begin(session)
     session.append("system/message", S("v1"), surface_op="append")
     session.append("user/message", U("hi"), surface_op="append")
-    session.append("system/message", S("v2"), surface_op=rep(0, 0), source_event_seqs=[0])
-    assert session.surface.nodes == (2, 1)
+    session.append("system/message", S("v2"), surface_op=rep(2, 2), source_event_seqs=[2])
+    assert session.surface.nodes == (4, 3)
     assert session.derive_messages()[0]["content"] == [m.text("v2")]
 
 
@@ -234,63 +241,69 @@ def test_the_head_may_not_be_compacted_with_later_nodes(event_type: str) -> None
         "developer/message": m.developer(turn=1, step=1, removals=["t"]),
     }[event_type]
     session = new_session()
+    begin(session)
     session.append("system/message", S("v1"), surface_op="append")
     session.append("user/message", U("hi"), surface_op="append")
     assert_append_rejected(
-        session, E26, event_type, data, surface_op=rep(0, 1), source_event_seqs=[0, 1]
+        session, E26, event_type, data, surface_op=rep(2, 3), source_event_seqs=[2, 3]
     )
 
 
 def test_only_a_system_message_may_rewrite_the_head() -> None:
     session = new_session()
+    begin(session)
     session.append("system/message", S("v1"), surface_op="append")
     assert_append_rejected(
-        session, E26, "user/message", U("x"), surface_op=rep(0, 0), source_event_seqs=[0]
+        session, E26, "user/message", U("x"), surface_op=rep(2, 2), source_event_seqs=[2]
     )
 
 
 def test_an_empty_system_head_is_protected_too() -> None:
     session = new_session()
+    begin(session)
     session.append("system/message", S(""), surface_op="append")
     session.append("user/message", U("hi"), surface_op="append")
     assert session.derive_messages()[0]["role"] == "user"
     assert_append_rejected(
-        session, E26, "user/message", U("x"), surface_op=rep(0, 1), source_event_seqs=[0, 1]
+        session, E26, "user/message", U("x"), surface_op=rep(2, 3), source_event_seqs=[2, 3]
     )
 
 
 def test_later_system_nodes_and_a_non_system_head_can_be_compacted() -> None:
     """§15 scenario 82: only node 0 is protected, and only when it holds a system message."""
     session = new_session()
+    begin(session)
     session.append("user/message", U("a"), surface_op="append")
     session.append("system/message", S("later"), surface_op="append")
     session.append("user/message", U("b"), surface_op="append")
-    session.append("user/message", U("s1"), surface_op=rep(1, 2), source_event_seqs=[1, 2])
-    session.append("user/message", U("s2"), surface_op=rep(0, 3), source_event_seqs=[0, 3])
-    assert session.surface.nodes == (4,)
+    session.append("user/message", U("s1"), surface_op=rep(3, 4), source_event_seqs=[3, 4])
+    session.append("user/message", U("s2"), surface_op=rep(2, 5), source_event_seqs=[2, 5])
+    assert session.surface.nodes == (6,)
 
 
 def test_a_system_message_that_became_the_head_is_protected() -> None:
     session = new_session()
+    begin(session)
     session.append("user/message", U("a"), surface_op="append")
     session.append("user/message", U("b"), surface_op="append")
-    session.append("system/message", S("sys"), surface_op=rep(0, 0), source_event_seqs=[0])
-    assert session.surface.nodes == (2, 1)
+    session.append("system/message", S("sys"), surface_op=rep(2, 2), source_event_seqs=[2])
+    assert session.surface.nodes == (4, 3)
     assert_append_rejected(
-        session, E26, "user/message", U("x"), surface_op=rep(2, 1), source_event_seqs=[2, 1]
+        session, E26, "user/message", U("x"), surface_op=rep(4, 3), source_event_seqs=[4, 3]
     )
 
 
 def test_the_tool_result_guard_is_checked_before_the_system_head() -> None:
     session = new_session()
+    begin(session)
     session.append("system/message", S("sys"), surface_op="append")
     assert_append_rejected(
         session,
         "tool/result surface replacement must target a current tool/result",
         "tool/result",
         TR("c1", "x"),
-        surface_op=rep(0, 0),
-        source_event_seqs=[0],
+        surface_op=rep(2, 2),
+        source_event_seqs=[2],
     )
 
 
@@ -334,13 +347,14 @@ def header_with(*tools: dict[str, Any]) -> dict[str, Any]:
 
 
 def with_header(*tools: dict[str, Any]) -> Session:
-    """A session whose seq 0 is a request/header defining ``tools``."""
+    """A session in turn 1/step 1 whose seq 2 is a request/header defining ``tools``."""
     session = new_session()
+    begin(session)
     session.append("request/header", header_with(*tools))
     return session
 
 
-def addition(name: str = "search", header_seq: int | None = 0) -> dict[str, Any]:
+def addition(name: str = "search", header_seq: int | None = 2) -> dict[str, Any]:
     return m.developer(turn=1, step=1, additions=[name], header_seq=header_seq, id="d1")
 
 
@@ -348,7 +362,7 @@ def test_a_tool_addition_bound_to_its_header_is_accepted_and_derived() -> None:
     """§15 scenario 83."""
     session = with_header(SEARCH)
     event = session.append("developer/message", addition(), surface_op="append")
-    assert event.data["headerSeq"] == 0
+    assert event.data["headerSeq"] == 2
     [message] = session.derive_messages()
     assert message["role"] == "developer"
     assert message["content"] == [{"type": "tool-addition", "toolName": "search"}]
@@ -357,8 +371,8 @@ def test_a_tool_addition_bound_to_its_header_is_accepted_and_derived() -> None:
 def test_the_binding_is_to_the_historical_header() -> None:
     session = with_header(SEARCH)
     session.append("request/header", header_with({**SEARCH, "name": "other"}))
-    session.append("developer/message", addition(header_seq=0), surface_op="append")
-    assert session.surface.nodes == (2,)
+    session.append("developer/message", addition(header_seq=2), surface_op="append")
+    assert session.surface.nodes == (4,)
 
 
 @pytest.mark.parametrize(
@@ -366,7 +380,7 @@ def test_the_binding_is_to_the_historical_header() -> None:
     [
         (addition(header_seq=None), "requires headerSeq exactly when tool additions are present"),
         (
-            m.developer(turn=1, step=1, removals=["search"], header_seq=0),
+            m.developer(turn=1, step=1, removals=["search"], header_seq=2),
             "requires headerSeq exactly when tool additions are present",
         ),
         (addition(name=""), "tool-addition requires a nonempty toolName"),
@@ -381,7 +395,7 @@ def test_developer_data_rules_at_append(data: dict[str, Any], rule: str) -> None
     session = with_header(SEARCH)
     assert_append_rejected(
         session,
-        f'session event "developer/message" at seq 1 {rule}',
+        f'session event "developer/message" at seq 3 {rule}',
         "developer/message",
         data,
         surface_op="append",
@@ -395,7 +409,7 @@ def test_an_inline_tool_definition_is_refused() -> None:
     data["message"]["content"][0]["tool"] = SEARCH
     assert_append_rejected(
         session,
-        'session event "developer/message" at seq 1 tool-addition must omit inline tool '
+        'session event "developer/message" at seq 3 tool-addition must omit inline tool '
         "definitions",
         "developer/message",
         data,
@@ -409,7 +423,7 @@ def test_tool_change_blocks_and_the_developer_role_belong_together() -> None:
     in_user = m.user([{"type": "tool-addition", "toolName": "search"}], id="u1")
     assert_append_rejected(
         session,
-        'session event "user/message" at seq 1 tool-change blocks require developer role',
+        'session event "user/message" at seq 3 tool-change blocks require developer role',
         "user/message",
         in_user,
         surface_op="append",
@@ -417,7 +431,7 @@ def test_tool_change_blocks_and_the_developer_role_belong_together() -> None:
     developer_role = {**U("x"), "role": "developer"}
     assert_append_rejected(
         session,
-        'session event "user/message" at seq 1 developer/message and developer role must '
+        'session event "user/message" at seq 3 developer/message and developer role must '
         "occur together",
         "user/message",
         developer_role,
@@ -427,7 +441,7 @@ def test_tool_change_blocks_and_the_developer_role_belong_together() -> None:
     user_role["message"]["role"] = "user"
     assert_append_rejected(
         session,
-        'session event "developer/message" at seq 1 developer/message and developer role '
+        'session event "developer/message" at seq 3 developer/message and developer role '
         "must occur together",
         "developer/message",
         user_role,
@@ -435,11 +449,11 @@ def test_tool_change_blocks_and_the_developer_role_belong_together() -> None:
     )
 
 
-@pytest.mark.parametrize("header_seq", [1, 2, 99])
+@pytest.mark.parametrize("header_seq", [1, 3, 99])
 def test_header_seq_must_name_an_earlier_request_header(header_seq: int) -> None:
-    """§15 scenario 83 (E59): a non-header (seq 1), the event itself (2), the future (99)."""
+    """§15 scenario 83 (E59): a non-header (seq 1, ``step/start``), the event itself (3), the
+    future (99)."""
     session = with_header(SEARCH)
-    session.append("turn/start", {"turn": 1})
     assert_append_rejected(
         session,
         "developer/message headerSeq must reference an earlier request/header",
@@ -462,7 +476,7 @@ def test_each_addition_must_name_exactly_one_header_tool(tools: tuple[dict[str, 
     session = with_header(*tools)
     assert_append_rejected(
         session,
-        'developer/message tool-addition "search" must name exactly one tool in headerSeq 0',
+        'developer/message tool-addition "search" must name exactly one tool in headerSeq 2',
         "developer/message",
         addition(),
         surface_op="append",
@@ -484,7 +498,7 @@ def test_an_added_tool_needs_a_complete_definition(definition: dict[str, Any]) -
     assert_append_rejected(
         session,
         'developer/message tool-addition "search" requires a complete tool definition in '
-        "headerSeq 0",
+        "headerSeq 2",
         "developer/message",
         addition(),
         surface_op="append",
@@ -507,15 +521,15 @@ def test_defer_loading_must_be_true_when_present(defer: Any) -> None:
 def test_defer_loading_true_is_accepted() -> None:
     session = with_header({**SEARCH, "deferLoading": True})
     session.append("developer/message", addition(), surface_op="append")
-    assert session.surface.nodes == (1,)
+    assert session.surface.nodes == (3,)
 
 
 def test_the_first_failing_addition_is_reported() -> None:
     session = with_header(SEARCH)
-    data = m.developer(turn=1, step=1, additions=["search", "ghost", "phantom"], header_seq=0)
+    data = m.developer(turn=1, step=1, additions=["search", "ghost", "phantom"], header_seq=2)
     assert_append_rejected(
         session,
-        'developer/message tool-addition "ghost" must name exactly one tool in headerSeq 0',
+        'developer/message tool-addition "ghost" must name exactly one tool in headerSeq 2',
         "developer/message",
         data,
         surface_op="append",
@@ -525,14 +539,15 @@ def test_the_first_failing_addition_is_reported() -> None:
 def test_an_empty_developer_message_stays_a_node_but_derives_nothing() -> None:
     """§15 scenario 83."""
     session = new_session()
+    begin(session)
     session.append("developer/message", m.developer(turn=1, step=1), surface_op="append")
-    assert session.surface.nodes == (0,)
+    assert session.surface.nodes == (2,)
     assert session.derive_messages() == []
 
 
 def test_a_fold_checks_the_binding_too() -> None:
     header = wire("request/header", 0, header_with(SEARCH))
-    good = wire("developer/message", 1, addition(), surfaceOp="append")
+    good = wire("developer/message", 1, addition(header_seq=0), surfaceOp="append")
     assert fold_surface([header, good]).nodes == (1,)
     selfish = wire("developer/message", 0, addition(header_seq=0), surfaceOp="append")
     with raises_exactly(

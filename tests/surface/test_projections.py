@@ -37,6 +37,8 @@ from tests.session.support import (
     U,
     assert_append_rejected,
     assert_rejected,
+    begin,
+    call,
     clock,
     new_session,
     raises_exactly,
@@ -58,20 +60,21 @@ def offload(*targets: tuple[int, list[Any]]) -> dict[str, Any]:
 
 
 def image_session() -> Session:
-    """Nodes: 0 user with 2 images, 2 tool result with 1 image, 3 user without images,
-    5 the replacement of a shadowed user message (4), 6 an assistant message; seq 1 is
-    ``turn/start`` (log-only)."""
+    """Nodes: 0 user with 2 images, 4 tool result with 1 image, 5 user without images,
+    7 the replacement of a shadowed user message (6), 8 an assistant message; seqs 1–3 are
+    ``turn/start``, ``step/start`` and the ``tool/call`` of the result (log-only)."""
     session = new_session(projections=[IMAGE_OFFLOAD])
     session.append(
         "user/message", m.user([m.text("look"), img("a"), img("b")], id="u0"), surface_op="append"
     )
-    session.append("turn/start", {"turn": 1})
+    begin(session)
+    call(session, "c1")
     session.append("tool/result", TR("c1", [img("c")]), surface_op="append")
     session.append("user/message", U("plain"), surface_op="append")
     session.append("user/message", U("shadowed"), surface_op="append")
-    session.append("user/message", U("summary"), surface_op=rep(4, 4), source_event_seqs=[4])
-    session.append("assistant/message", A("ok", id="a6"), surface_op="append")
-    assert session.surface.nodes == (0, 2, 3, 5, 6)
+    session.append("user/message", U("summary"), surface_op=rep(6, 6), source_event_seqs=[6])
+    session.append("assistant/message", A("ok", id="a8"), surface_op="append")
+    assert session.surface.nodes == (0, 4, 5, 7, 8)
     return session
 
 
@@ -98,7 +101,7 @@ def test_image_offload_needs_its_projection_in_a_fold_and_a_seed() -> None:
     session.append("image/offload", offload((0, [0])))
     with raises_exactly(EventRejected, E27):
         fold_surface(session.events)
-    with raises_exactly(SeedRejected, f"invalid seed event at index 7: {E27}"):
+    with raises_exactly(SeedRejected, f"invalid seed event at index 9: {E27}"):
         Session.from_events("replay", session.events, clock=clock)
 
 
@@ -116,8 +119,8 @@ def test_an_offload_changes_content_but_not_nodes_identity_or_the_log() -> None:
     session = image_session()
     before = session.derive_messages()
     nodes = session.surface.nodes
-    event = session.append("image/offload", offload((0, [1]), (2, [0])))
-    assert event.seq == 7
+    event = session.append("image/offload", offload((0, [1]), (4, [0])))
+    assert event.seq == 9
     assert session.surface.nodes == nodes
     assert session.surface.replace_generation == 1
     assert session.surface.content_generation == 2
@@ -127,7 +130,7 @@ def test_an_offload_changes_content_but_not_nodes_identity_or_the_log() -> None:
     assert offloaded_flags(after[1]) == [True]
     assert after[2] is before[2]
     assert offloaded_flags(session.events[0].data) == [False, False]
-    assert session.events[2].data["message"]["content"][0] == img("c")
+    assert session.events[4].data["message"]["content"][0] == img("c")
 
 
 def test_projected_messages_are_frozen_copies() -> None:
@@ -156,11 +159,11 @@ def test_offloads_accumulate_and_count_every_image_including_offloaded_ones() ->
 def test_fold_and_replay_reproduce_the_projected_messages() -> None:
     """§15 scenario 86: ``fold_surface(events, defs).projected_messages``."""
     session = image_session()
-    session.append("image/offload", offload((0, [1]), (2, [0])))
+    session.append("image/offload", offload((0, [1]), (4, [0])))
     session.append("image/offload", offload((0, [0])))
     fold = fold_surface(session.events, session.projections)
     projected = dict(fold.projected_messages)
-    assert set(projected) == {0, 2}
+    assert set(projected) == {0, 4}
     assert offloaded_flags(projected[0]) == [True, True]
     assert fold.content_generation == session.surface.content_generation == 3
     assert fold.replace_generation == session.surface.replace_generation == 1
@@ -184,10 +187,10 @@ def test_images_are_counted_depth_first_through_nested_content() -> None:
 
 def test_a_rewritten_tool_result_can_be_offloaded() -> None:
     session = image_session()
-    rewritten = thaw(session.events[2].data)
+    rewritten = thaw(session.events[4].data)
     rewritten["message"]["content"] = [img("small"), img("smaller")]
-    session.append("tool/result", rewritten, surface_op=rep(2, 2), source_event_seqs=[2])
-    session.append("image/offload", offload((7, [1])))
+    session.append("tool/result", rewritten, surface_op=rep(4, 4), source_event_seqs=[4])
+    session.append("image/offload", offload((9, [1])))
     assert offloaded_flags(session.derive_messages()[1]) == [False, True]
 
 
@@ -217,10 +220,10 @@ INDEXES = "image/offload: imageIndexes must be strictly increasing non-negative 
         ({"targets": [{"seq": True, "imageIndexes": [0]}]}, TARGET_SHAPE),
         ({"targets": [{"seq": 0, "imageIndexes": [0], "why": 1}]}, TARGET_SHAPE),
         (offload((0, [0]), (0, [1])), "image/offload: duplicate target seq 0"),
-        (offload((4, [0])), "image/offload: target seq 4 is not a current surface node"),
+        (offload((6, [0])), "image/offload: target seq 6 is not a current surface node"),
         (offload((1, [0])), "image/offload: target seq 1 is not a current surface node"),
         (offload((99, [0])), "image/offload: target seq 99 is not a current surface node"),
-        (offload((6, [0])), "image/offload: target seq 6 must be user/message or tool/result"),
+        (offload((8, [0])), "image/offload: target seq 8 must be user/message or tool/result"),
         (offload((0, [1, 0])), INDEXES),
         (offload((0, [0, 0])), INDEXES),
         (offload((0, [-1])), INDEXES),
@@ -228,8 +231,8 @@ INDEXES = "image/offload: imageIndexes must be strictly increasing non-negative 
         (offload((0, [0.5])), INDEXES),
         (offload((0, ["0"])), INDEXES),
         (offload((0, [2])), "image/offload: image index 2 does not exist"),
-        (offload((3, [0])), "image/offload: image index 0 does not exist"),
-        (offload((2, [0, 5])), "image/offload: image index 5 does not exist"),
+        (offload((5, [0])), "image/offload: image index 0 does not exist"),
+        (offload((4, [0, 5])), "image/offload: image index 5 does not exist"),
     ],
 )
 def test_an_invalid_offload_is_rejected_with_its_text(data: Any, text: str) -> None:
@@ -239,12 +242,13 @@ def test_an_invalid_offload_is_rejected_with_its_text(data: Any, text: str) -> N
 
 def test_a_system_target_is_not_offloadable() -> None:
     session = new_session(projections=[IMAGE_OFFLOAD])
+    begin(session)
     session.append("system/message", S("sys"), surface_op="append")
     assert_append_rejected(
         session,
-        "image/offload: target seq 0 must be user/message or tool/result",
+        "image/offload: target seq 2 must be user/message or tool/result",
         "image/offload",
-        offload((0, [0])),
+        offload((2, [0])),
     )
 
 
@@ -265,7 +269,7 @@ def test_a_refused_later_target_commits_nothing_of_the_earlier_ones() -> None:
         session,
         "image/offload: image index 3 does not exist",
         "image/offload",
-        offload((0, [0]), (2, [3])),
+        offload((0, [0]), (4, [3])),
     )
     assert offloaded_flags(session.derive_messages()[0]) == [False, False]
 

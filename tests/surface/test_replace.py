@@ -16,6 +16,8 @@ from tests.session.support import (
     S,
     U,
     assert_append_rejected,
+    begin,
+    call,
     new_session,
     rep,
     texts,
@@ -222,17 +224,19 @@ def test_generations_are_current_whichever_is_read_first() -> None:
 def test_every_citing_surface_type_may_replace() -> None:
     """System, developer, user and tool events may be replacements (the guards aside)."""
     session = new_session()
+    begin(session)
     session.append("user/message", U("a"), surface_op="append")
     session.append("user/message", U("b"), surface_op="append")
+    call(session, "c1")
     session.append("tool/result", TR("c1", "x"), surface_op="append")
-    session.append("system/message", S(""), surface_op=rep(0, 0), source_event_seqs=[0])
+    session.append("system/message", S(""), surface_op=rep(2, 2), source_event_seqs=[2])
     session.append(
         "developer/message",
         m.developer(turn=1, step=1, removals=["bash"]),
-        surface_op=rep(1, 1),
-        source_event_seqs=[1],
+        surface_op=rep(3, 3),
+        source_event_seqs=[3],
     )
-    session.append("tool/result", TR("c1", "y"), surface_op=rep(2, 2), source_event_seqs=[2])
-    session.append("user/message", U("z"), surface_op=rep(4, 5), source_event_seqs=[4, 5])
-    assert session.surface.nodes == (3, 6)
+    session.append("tool/result", TR("c1", "y"), surface_op=rep(5, 5), source_event_seqs=[5])
+    session.append("user/message", U("z"), surface_op=rep(7, 8), source_event_seqs=[7, 8])
+    assert session.surface.nodes == (6, 9)
     assert session.surface.replace_generation == 4

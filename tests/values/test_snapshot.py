@@ -271,7 +271,8 @@ def test_a_pickled_frozen_value_is_validated_again() -> None:
     frozen = snapshot({"xs": [1, {"a": None}]})
     copy = pickle.loads(pickle.dumps(frozen))
     assert copy == frozen
-    assert is_frozen(copy) and is_frozen(copy["xs"])
+    assert is_frozen(copy)
+    assert is_frozen(copy["xs"])
 
 
 # --- the walkers agree -------------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 from agentlog import Session
 from agentlog import messages as m
 
-__all__ = ["DEMO_SESSION_ID", "build_demo_session"]
+__all__ = ["DEMO_SESSION_ID", "build_demo_session", "demo_clock"]
 
 DEMO_SESSION_ID = "demo"
 _PROVIDER, _MODEL = "scripted", "demo-model"
@@ -40,7 +40,7 @@ _PARSER_SOURCE = "\n".join(
 
 
 class _Clock:
-    """A deterministic clock: one second per event."""
+    """A deterministic clock: one second per call."""
 
     def __init__(self) -> None:
         self.now = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -48,6 +48,11 @@ class _Clock:
     def __call__(self) -> int:
         self.now += 1000
         return self.now
+
+
+def demo_clock() -> _Clock:
+    """The demo's deterministic clock (2026-01-01T00:00:00Z, one second per event)."""
+    return _Clock()
 
 
 def _assistant(

@@ -8,15 +8,21 @@ fresh UUID.
 Example:
     >>> from agentlog import Session, messages as m
     >>> s = Session.create("s", clock=lambda: 0)
+    >>> _ = s.append("turn/start", {"turn": 1})
     >>> _ = s.append("user/message", m.user("List the files", id="u1"), surface_op="append")
+    >>> _ = s.append("step/start", {"turn": 1, "step": 1})
     >>> _ = s.append(
     ...     "assistant/message",
     ...     m.assistant([m.tool_call("c1", "bash", '{"cmd": "ls"}')], provider="p", model="x",
     ...                 turn=1, step=1, id="a1"),
     ...     surface_op="append",
     ... )
+    >>> _ = s.append("tool/call", {"turn": 1, "step": 1, "callId": "c1", "name": "bash",
+    ...                            "arguments": '{"cmd": "ls"}'})
     >>> _ = s.append("tool/result", m.tool_result("c1", "README.md", turn=1, step=1, id="r1"),
     ...              surface_op="append")
+    >>> _ = s.append("step/end", {"turn": 1, "step": 1})
+    >>> _ = s.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
     >>> [msg["role"] for msg in s.derive_messages()]
     ['user', 'assistant', 'tool']
 """

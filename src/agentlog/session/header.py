@@ -32,11 +32,12 @@ def build_header(session_id: str, header: object, clock: Callable[[], int]) -> F
             "isSeeded": False,
         }
     try:
-        frozen = snapshot(header)
+        value = snapshot(header)
     except NotLosslessJson as exc:
         raise _rejected("session header is not losslessly JSON-serializable", session_id) from exc
-    if not isinstance(frozen, dict):
+    if not isinstance(value, FrozenDict):
         raise _rejected("session header is not a plain JSON record", session_id)
+    frozen: FrozenDict = value
     problem = _problem(frozen, session_id)
     if problem is not None:
         raise _rejected(problem, session_id)

@@ -1,40 +1,41 @@
-"""``EventLog``: an immutable, O(1) view of a session's events up to a fixed length."""
+"""Immutable, O(1) views of a session's append-only lists: its events and its messages."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import islice
-from typing import Any, overload
+from typing import Any, Generic, TypeVar, overload
 
 from agentlog.events import Event
+from agentlog.values import JsonValue
 
-__all__ = ["EventLog"]
+__all__ = ["EventLog", "ListView", "MessageLog"]
+
+T = TypeVar("T")
 
 
-class EventLog(Sequence[Event]):
-    """The events of a session as they were when the view was taken.
+class ListView(Sequence[T], Generic[T]):
+    """A prefix of an append-only list, frozen in length: O(1) to take, never grows.
 
-    ``Session.events`` returns the same ``EventLog`` until the next append; an older view never
-    grows (spec/core.md §3). Taking a view is O(1): it shares the session's append-only list and
-    remembers its length. Slicing returns a tuple.
+    Slicing returns a tuple; the view compares equal to any sequence with the same items.
     """
 
     __slots__ = ("_events", "_length")
 
-    def __init__(self, events: list[Event], length: int) -> None:
-        self._events = events
+    def __init__(self, items: list[T], length: int) -> None:
+        self._events = items
         self._length = length
 
     def __len__(self) -> int:
         return self._length
 
     @overload
-    def __getitem__(self, index: int) -> Event: ...
+    def __getitem__(self, index: int) -> T: ...
 
     @overload
-    def __getitem__(self, index: slice) -> tuple[Event, ...]: ...
+    def __getitem__(self, index: slice) -> tuple[T, ...]: ...
 
-    def __getitem__(self, index: int | slice) -> Event | tuple[Event, ...]:
+    def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
             events = self._events
             return tuple(events[i] for i in range(*index.indices(self._length)))
@@ -44,7 +45,7 @@ class EventLog(Sequence[Event]):
             raise IndexError("event index out of range")
         return self._events[index]
 
-    def __iter__(self) -> Iterator[Event]:
+    def __iter__(self) -> Iterator[T]:
         return islice(self._events, self._length)
 
     def __eq__(self, other: object) -> bool:
@@ -55,7 +56,23 @@ class EventLog(Sequence[Event]):
     __hash__ = None  # type: ignore[assignment]  # equal to lists, so unhashable like them
 
     def __repr__(self) -> str:
-        return f"EventLog({self._length} events)"
+        return f"{type(self).__name__}({self._length} items)"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (tuple, (tuple(self),))
+
+
+class EventLog(ListView[Event]):
+    """The events of a session as they were when the view was taken.
+
+    ``Session.events`` returns the same ``EventLog`` until the next append; an older view never
+    grows (spec/core.md §3).
+    """
+
+    __slots__ = ()
+
+
+class MessageLog(ListView[JsonValue]):
+    """The derived history of a session as it was when the view was taken (``messages()``)."""
+
+    __slots__ = ()

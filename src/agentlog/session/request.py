@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from agentlog.values import FrozenDict, JsonValue, dumps, json_equal, snapshot
+from agentlog.values import JsonValue, dumps, json_equal
 
 __all__ = ["canonical_header", "fold_request_header", "header_equals"]
 
@@ -17,12 +17,13 @@ _ABSENT: Final[Any] = object()
 _CONFIG_SCALARS: Final = ("provider", "model", "reasoningEffort", "temperature", "maxTokens")
 
 
-def canonical_header(header: Mapping[str, Any]) -> FrozenDict:
+def canonical_header(header: Mapping[str, Any]) -> dict[str, Any]:
     """The canonical form of an epoch header, as compared and folded (spec/core.md §7.1).
 
     Keeps ``config``, plus ``adapterDefaults`` only when it marks ``reasoningEffort`` or
     ``maxTokens`` as ``true``, plus ``tools`` only when nonempty (format 4: no ``system``).
-    Sub-objects are shared, not copied.
+    Returns a new plain dict whose values are the given objects, not copies;
+    ``Session.request_header()`` is its frozen form.
     """
     canonical: dict[str, Any] = {"config": header.get("config")}
     defaults = header.get("adapterDefaults")
@@ -33,8 +34,7 @@ def canonical_header(header: Mapping[str, Any]) -> FrozenDict:
     tools = header.get("tools")
     if isinstance(tools, list) and tools:
         canonical["tools"] = tools
-    frozen: FrozenDict = snapshot(canonical)  # children are frozen: only the top is copied
-    return frozen
+    return canonical
 
 
 def fold_request_header(events: Iterable[Mapping[str, Any]], start: JsonValue = None) -> JsonValue:

@@ -16,7 +16,7 @@ from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
 from agentlog.session.header import build_header
 from agentlog.session.hooks import Hooks, Observer, Validator, announce
-from agentlog.session.log import EventLog
+from agentlog.session.log import EventLog, MessageLog
 from agentlog.session.request import canonical_header
 from agentlog.session.seed import mark_seed_end, replay_seed
 from agentlog.session.sink import Sink
@@ -63,18 +63,18 @@ class Session:
     __slots__ = (
         "__weakref__",
         "_clock",
+        "_closed",
         "_context",
         "_derived",
         "_derived_generation",
         "_derived_nodes",
         "_events_view",
         "_header_value",
-        "_closed",
         "_hooks",
-        "_sink",
         "_last_header",
         "_log",
         "_projections",
+        "_sink",
         "_state",
         "first_lifecycle_seq",
         "first_live_seq",
@@ -262,10 +262,25 @@ class Session:
         """The message history the model sees: one message per visible surface node.
 
         Returns a fresh list of shared, immutable messages (spec/core.md §6.2). Only nodes added
-        since the last call are projected while ``content_generation`` is unchanged.
+        since the last call are projected while ``content_generation`` is unchanged; the copy
+        into a fresh list is the only part that grows with the history (``messages()`` skips it).
         """
+        return list(self._refresh_messages())
+
+    def messages(self) -> MessageLog:
+        """The same history as ``derive_messages()``, as an immutable view: no copy.
+
+        The view never changes: later appends or replaces give later views. Use it to read a
+        long history every step without paying for a fresh list each time.
+        """
+        derived = self._refresh_messages()
+        return MessageLog(derived, len(derived))
+
+    def _refresh_messages(self) -> list[JsonValue]:
+        """Bring the derive cache up to date (spec/core.md §6.2) and return it."""
         state = self._state
         if state.content_generation != self._derived_generation:
+            # A new list, never an in-place edit: views of the old one stay valid.
             self._derived = []
             self._derived_nodes = 0
             self._derived_generation = state.content_generation
@@ -279,7 +294,7 @@ class Session:
                 if message is not None:
                     derived.append(message)
             self._derived_nodes = len(nodes)
-        return list(self._derived)
+        return self._derived
 
     def derive_event_message(self, event: Mapping[str, Any]) -> JsonValue:
         """The message one event contributes, with this session's projections applied."""
@@ -290,7 +305,9 @@ class Session:
         value = self._header_value
         if value is _STALE:
             assert self._last_header is not None
-            value = self._header_value = canonical_header(self._last_header["data"]["header"])
+            # The header's parts are frozen already: the snapshot copies only the top level.
+            canonical = canonical_header(self._last_header["data"]["header"])
+            value = self._header_value = snapshot(canonical)
         return value
 
     def request_context(self) -> JsonValue:

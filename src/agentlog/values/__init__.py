@@ -147,5 +147,7 @@ def _js_number(value: float) -> str:
         text = "0." + "0" * -n + digits
     else:
         e = n - 1
-        text = digits[0] + (f".{digits[1:]}" if k > 1 else "") + f"e{'+' if e >= 0 else '-'}{abs(e)}"
+        text = (
+            digits[0] + (f".{digits[1:]}" if k > 1 else "") + f"e{'+' if e >= 0 else '-'}{abs(e)}"
+        )
     return ("-" if value < 0 else "") + text

@@ -2,9 +2,9 @@
 
 ``FrozenDict`` and ``FrozenList`` subclass ``dict`` and ``list`` so that frozen values compare
 equal to plain JSON, serialise natively with ``orjson`` and read at C speed; every mutating
-method raises ``TypeError``. They are built only by ``snapshot()`` (which validates first): calling the class raises,
-and so does ``__init__`` on an existing value. So holding one means holding validated lossless
-JSON, which is why ``snapshot()`` accepts them again without a copy.
+method raises ``TypeError``. They are built only by ``snapshot()``, which validates first:
+calling the class raises, and so does ``__init__`` on an existing value. So holding one means
+holding validated lossless JSON, which is why ``snapshot()`` accepts them again without a copy.
 """
 
 from __future__ import annotations

@@ -1,0 +1,256 @@
+"""Shared machinery of the benchmark suites: timing, statistics, result records, output.
+
+Every suite returns ``{"benchmarks": [Benchmark, ...]}`` from its ``run()``; the runner adds
+the environment and writes ``benchmarks/results/<suite>.json``. A ``Benchmark`` carries the
+absolute figure with its unit, the baseline measured in the same run, their ratio, the target
+and whether it is met (``None`` when the benchmark has no target or the measurement
+cannot decide), plus any further absolute figures.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypedDict
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+__all__ = [
+    "Baseline",
+    "Benchmark",
+    "Figure",
+    "Target",
+    "bootstrap_interval",
+    "environment",
+    "fig",
+    "median",
+    "now_ns",
+    "quiet_gc",
+    "render",
+    "render_markdown",
+    "to_json",
+]
+
+now_ns = time.perf_counter_ns
+
+
+class Figure(TypedDict):
+    value: float
+    unit: str
+
+
+class Baseline(TypedDict):
+    name: str
+    value: float
+    unit: str
+
+
+class Target(TypedDict):
+    text: str
+    max_ratio: float | None
+    """The ratio the benchmark must not exceed, or ``None`` for a qualitative target."""
+
+
+class Benchmark(TypedDict):
+    id: str
+    title: str
+    statistic: str
+    """How repeats were reduced to the figure, e.g. ``min over 200 batches of 1000``."""
+    value: float
+    unit: str
+    baseline: Baseline | None
+    ratio: float | None
+    target: Target | None
+    met: bool | None
+    figures: dict[str, Figure]
+    notes: str
+
+
+def fig(value: float, unit: str) -> Figure:
+    return {"value": _round(value), "unit": unit}
+
+
+def _round(value: float) -> float:
+    """Four significant digits: more would only record noise."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, 3 - math.floor(math.log10(abs(value))))
+
+
+def median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def bootstrap_interval(
+    statistic: Callable[[list[Sequence[float]]], float],
+    samples: list[Sequence[float]],
+    *,
+    resamples: int = 400,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """A 95% percentile-bootstrap interval of ``statistic`` over independent sample sets."""
+    rng = random.Random(seed)
+    values = sorted(
+        statistic([rng.choices(sample, k=len(sample)) for sample in samples])
+        for _ in range(resamples)
+    )
+    return values[int(0.025 * resamples)], values[int(0.975 * resamples) - 1]
+
+
+class quiet_gc:
+    """Keep earlier work out of a measurement's garbage collections.
+
+    Collects, then freezes every surviving object (``gc.freeze()``), so that the collector,
+    which stays enabled inside because users pay for it too, walks only the objects the
+    measurement creates, as it would in a process holding nothing else (not the fixtures the
+    benchmark keeps). ``enabled=False`` turns the collector off inside instead.
+    """
+
+    def __init__(self, *, enabled: bool = True) -> None:
+        self.enabled = enabled
+
+    def __enter__(self) -> None:
+        gc.collect()
+        gc.freeze()
+        if not self.enabled:
+            gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        gc.enable()
+        gc.unfreeze()
+
+
+def _git(*args: str) -> str | None:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        completed = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return completed.stdout.strip()
+
+
+def environment() -> dict[str, Any]:
+    """Where and on what the suite ran, including the commit and whether ``src/`` had edits."""
+    from agentlog.values import _snapshot
+
+    status = _git("status", "--porcelain", "--", "src")
+    return {
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
+        "commit": _git("rev-parse", "HEAD"),
+        "src_modified": None if status is None else bool(status),
+        "python": sys.version.split()[0],
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "c_accelerator": _snapshot.c_snapshot is not None,
+        "load_average_1min": _load(),
+    }
+
+
+def _load() -> float | None:
+    """The 1-minute load average before the run: other processes on the cores disturb timings."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
+
+
+def to_json(document: dict[str, Any]) -> bytes:
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+# --- output ------------------------------------------------------------------------------
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if magnitude < 100 else f"{value:.0f}"
+
+
+def _verdict(met: bool | None, target: Target | None) -> str:
+    if target is None:
+        return "no target"
+    return {True: "met", False: "MISSED", None: "undecided"}[met]
+
+
+def _rows(document: dict[str, Any]) -> list[tuple[str, ...]]:
+    rows: list[tuple[str, ...]] = []
+    for bench in document["benchmarks"]:
+        baseline = bench["baseline"]
+        target = bench["target"]
+        rows.append(
+            (
+                bench["title"],
+                f"{_number(bench['value'])} {bench['unit']}",
+                f"{_number(baseline['value'])} {baseline['unit']}" if baseline else "-",
+                f"{_number(bench['ratio'])}×" if bench["ratio"] is not None else "-",
+                target["text"] if target else "-",
+                _verdict(bench["met"], target),
+            )
+        )
+    return rows
+
+
+_HEADER = ("Benchmark", "Measured", "Baseline", "Ratio", "Target", "Verdict")
+
+
+def render(document: dict[str, Any], console: Console | None = None) -> None:
+    """Print a suite's results: the verdict table, then every absolute figure."""
+    console = console or (Console() if sys.stdout.isatty() else Console(width=150))
+    env = document["environment"]
+    table = Table(
+        title=f"agentlog benchmarks: {document['suite']}",
+        caption=(
+            f"Python {env['python']} on {env['platform']}, {env['cpu_count']} CPUs, "
+            f"C accelerator {'on' if env['c_accelerator'] else 'off'}"
+        ),
+    )
+    for column in _HEADER:
+        table.add_column(column, overflow="fold")
+    for row in _rows(document):
+        table.add_row(*row)
+    console.print(table)
+    details = Table(title="Figures", show_lines=False)
+    for column in ("Benchmark", "Figure", "Value"):
+        details.add_column(column, overflow="fold")
+    for bench in document["benchmarks"]:
+        for name, figure in bench["figures"].items():
+            details.add_row(bench["id"], name, f"{_number(figure['value'])} {figure['unit']}")
+    console.print(details)
+    for bench in document["benchmarks"]:
+        if bench["notes"]:
+            console.print(f"[bold]{bench['id']}[/bold] ({bench['statistic']}): {bench['notes']}")
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    """The verdict table of a results document as Markdown (for ``docs/benchmarks.md``)."""
+    lines = [
+        "| " + " | ".join(_HEADER) + " |",
+        "|" + "---|" * len(_HEADER),
+    ]
+    lines += [
+        "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+        for row in _rows(document)
+    ]
+    return "\n".join(lines) + "\n"

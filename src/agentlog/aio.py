@@ -1,0 +1,204 @@
+"""``agentlog.aio``: the stores for asyncio code, with the same names as the sync API, awaited.
+
+``await open_store(url)`` gives an ``AsyncStore`` whose methods mirror ``Store``; the sessions it
+hands out are ``AsyncSession`` objects mirroring ``Session``: ``await session.append(...)``,
+``await session.flush()``, ``await session.close()``; reads (``events``, ``surface``,
+``derive_messages()``) stay synchronous because they never touch storage.
+
+Storage work (opening, durable appends, flushes) runs in a worker thread, so the event loop
+keeps running while a file is fsynced; the calls on one session are serialized. Observers of
+a session therefore run in that worker thread during a durable append: keep them synchronous
+(or hand work to the loop with ``loop.call_soon_threadsafe``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from agentlog.events import Event
+from agentlog.session import EventLog, Observer, Session, Surface, Validator
+from agentlog.stores import SessionInfo, Store
+from agentlog.stores import open_store as _open_store
+from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
+from agentlog.values import JsonValue
+
+__all__ = ["AsyncSession", "AsyncStore", "open_store"]
+
+
+async def open_store(
+    url: str | None = None,
+    *,
+    write_behind: bool = False,
+    batch_delay: float = 0.2,
+    projections: Iterable[MessageProjection] = (IMAGE_OFFLOAD,),
+    clock: Callable[[], int] | None = None,
+) -> AsyncStore:
+    """Open a session store (see ``agentlog.stores.open_store``), for asyncio code."""
+    store = await asyncio.to_thread(
+        _open_store,
+        url,
+        write_behind=write_behind,
+        batch_delay=batch_delay,
+        projections=projections,
+        clock=clock,
+    )
+    return AsyncStore(store)
+
+
+class AsyncStore:
+    """A ``Store`` for asyncio code: the same methods, awaited."""
+
+    def __init__(self, store: Store) -> None:
+        self.sync = store
+        """The wrapped synchronous store."""
+
+    @property
+    def url(self) -> str:
+        """The URL this store was opened from."""
+        return self.sync.url
+
+    async def create(
+        self, session_id: str | None = None, *, cwd: str | None = None
+    ) -> AsyncSession:
+        """Create a new session, attached: every append is persisted."""
+        return AsyncSession(await asyncio.to_thread(self.sync.create, session_id, cwd=cwd))
+
+    async def open(self, session_id: str) -> AsyncSession:
+        """Resume a stored session for writing: repair what a crash left, then attach."""
+        return AsyncSession(await asyncio.to_thread(self.sync.open, session_id))
+
+    async def inspect(self, session_id: str) -> AsyncSession:
+        """A detached, read-only view of a stored session; nothing is written."""
+        return AsyncSession(await asyncio.to_thread(self.sync.inspect, session_id))
+
+    async def list(self) -> list[SessionInfo]:
+        """Every stored session (created sessions appear after their first append)."""
+        return await asyncio.to_thread(self.sync.list)
+
+    async def fork(
+        self, session_id: str, boundary: int | None = None, child_id: str | None = None
+    ) -> AsyncSession:
+        """Fork a stored (or open) session after ``boundary`` into a new persisted child."""
+        return AsyncSession(await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id))
+
+    async def flush(self) -> None:
+        """Make every appended event of every open session durable."""
+        await asyncio.to_thread(self.sync.flush)
+
+    async def close(self) -> None:
+        """Flush and release every open session, then the backend; idempotent."""
+        await asyncio.to_thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+
+class AsyncSession:
+    """A ``Session`` for asyncio code: appends, flushes and closes are awaited."""
+
+    def __init__(self, session: Session) -> None:
+        self.sync = session
+        """The wrapped synchronous session."""
+        self._lock = asyncio.Lock()
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self.sync.id
+
+    @property
+    def header(self) -> JsonValue:
+        """The frozen session header."""
+        return self.sync.header
+
+    @property
+    def seq(self) -> int:
+        """The next seq, which is also the number of events."""
+        return self.sync.seq
+
+    @property
+    def events(self) -> EventLog:
+        """Every event, as an immutable sequence."""
+        return self.sync.events
+
+    @property
+    def surface(self) -> Surface:
+        """The live view of the surface."""
+        return self.sync.surface
+
+    def event_at(self, seq: int) -> Event:
+        """The event at ``seq``."""
+        return self.sync.event_at(seq)
+
+    def derive_messages(self) -> list[JsonValue]:
+        """The message history the model sees."""
+        return self.sync.derive_messages()
+
+    def request_header(self) -> JsonValue:
+        """The canonical request header in force, or ``None``."""
+        return self.sync.request_header()
+
+    def request_context(self) -> JsonValue:
+        """The data of the latest ``request/context`` event, or ``None``."""
+        return self.sync.request_context()
+
+    def add_validator(self, validator: Validator) -> Callable[[], None]:
+        """Run ``validator(session, candidate)`` before every commit."""
+        return self.sync.add_validator(validator)
+
+    def add_observer(self, observer: Observer) -> Callable[[], None]:
+        """Call ``observer(session, event)`` after every commit."""
+        return self.sync.add_observer(observer)
+
+    async def append(
+        self,
+        event_type: str,
+        data: JsonValue,
+        *,
+        surface_op: JsonValue = None,
+        source_event_seqs: JsonValue = None,
+        ignorable: bool = False,
+    ) -> Event:
+        """Validate and append one event; return it as stored (see ``Session.append``)."""
+        async with self._lock:
+            if not self.sync.attached:
+                return self.sync.append(
+                    event_type,
+                    data,
+                    surface_op=surface_op,
+                    source_event_seqs=source_event_seqs,
+                    ignorable=ignorable,
+                )
+            return await asyncio.to_thread(
+                self.sync.append,
+                event_type,
+                data,
+                surface_op=surface_op,
+                source_event_seqs=source_event_seqs,
+                ignorable=ignorable,
+            )
+
+    async def flush(self) -> None:
+        """Return once every appended event is durable."""
+        async with self._lock:
+            await asyncio.to_thread(self.sync.flush)
+
+    async def close(self) -> None:
+        """Flush, release the store's writer lock and refuse further appends; idempotent."""
+        async with self._lock:
+            await asyncio.to_thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncSession:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        # Every other read-only attribute of Session (first_live_seq, own_events, ...).
+        return getattr(self.sync, name)
