@@ -7,6 +7,7 @@ and §8.2 (the catalog).
 from agentlog.events.catalog import (
     KNOWN_EVENT_TYPES,
     MESSAGE_PROJECTION_EVENT_TYPES,
+    PROJECTION_TYPES,
     SURFACE_EVENT_TYPES,
     Badge,
     EventTypeDeclaration,
@@ -22,6 +23,7 @@ from agentlog.events.envelope import (
     SurfaceOp,
     envelope_is_valid,
     event_from_checked_wire,
+    event_from_owned_wire,
     new_event,
 )
 from agentlog.events.rules import (
@@ -42,6 +44,7 @@ __all__ = [
     "ENVELOPE_KEYS",
     "KNOWN_EVENT_TYPES",
     "MESSAGE_PROJECTION_EVENT_TYPES",
+    "PROJECTION_TYPES",
     "SURFACE_EVENT_TYPES",
     "Badge",
     "Event",
@@ -57,6 +60,7 @@ __all__ = [
     "declared_event_types",
     "envelope_is_valid",
     "event_from_checked_wire",
+    "event_from_owned_wire",
     "event_message",
     "expand_stream",
     "is_declared",

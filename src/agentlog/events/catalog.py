@@ -24,6 +24,7 @@ from agentlog.events._declarations import CORE_DECLARATIONS
 __all__ = [
     "KNOWN_EVENT_TYPES",
     "MESSAGE_PROJECTION_EVENT_TYPES",
+    "PROJECTION_TYPES",
     "SURFACE_EVENT_TYPES",
     "Badge",
     "EventTypeDeclaration",
@@ -52,6 +53,9 @@ class EventTypeDeclaration:
 
 
 _REGISTRY: dict[str, EventTypeDeclaration] = {}
+
+PROJECTION_TYPES: set[str] = set()
+"""Every declared ``projection`` type, built-in or plugin (kept current by declarations)."""
 
 
 def declare_event_type(
@@ -91,6 +95,8 @@ def declare_event_type(
             return existing
         raise ValueError(f"event type {name!r} is already declared by {existing.owner!r}")
     _REGISTRY[name] = decl
+    if badge == "projection":
+        PROJECTION_TYPES.add(name)
     return decl
 
 

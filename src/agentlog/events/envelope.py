@@ -11,7 +11,17 @@ from typing import Any, Final, Literal
 
 from agentlog.errors import EventRejected
 from agentlog.events.rules import RuleViolation, check_event
-from agentlog.values import FrozenDict, JsonValue, is_safe_integer, is_seq, snapshot, thaw
+from agentlog.values import (
+    MAX_SAFE_INTEGER,
+    FrozenDict,
+    JsonValue,
+    freeze_owned,
+    is_safe_integer,
+    is_seq,
+    retype,
+    snapshot,
+    thaw,
+)
 
 __all__ = [
     "ENVELOPE_KEYS",
@@ -19,6 +29,7 @@ __all__ = [
     "SurfaceOp",
     "envelope_is_valid",
     "event_from_checked_wire",
+    "event_from_owned_wire",
     "new_event",
 ]
 
@@ -129,6 +140,39 @@ class Event(FrozenDict):
         return event
 
 
+def event_from_owned_wire(wire: dict[str, Any], *, envelope_checked: bool = False) -> Event:
+    """``Event.from_wire`` for a wire dict nobody else holds (a record a store just parsed).
+
+    Same checks, but the dict is frozen and becomes the event in place when it can, so loading
+    a log does not copy every record (``agentlog.values.freeze_owned``). A caller that already
+    checked the envelope of this very dict (the torn-tail scan) says so to skip a second check.
+
+    Raises:
+        agentlog.NotLosslessJson: when ``wire`` is not lossless JSON.
+        agentlog.EventRejected: for an invalid envelope or payload.
+    """
+    if type(wire) is Event:
+        return wire
+    frozen = freeze_owned(wire)
+    if not envelope_checked and not envelope_is_valid(frozen):
+        raise EventRejected(
+            "session event has an invalid event envelope",
+            event_type=frozen.get("type") if isinstance(frozen, dict) else None,
+        )
+    try:
+        check_event(frozen["type"], frozen["data"])
+    except RuleViolation as violation:
+        raise EventRejected(
+            f"session event at seq {frozen['seq']} {violation}",
+            event_type=frozen["type"],
+            seq=frozen["seq"],
+        ) from None
+    if type(frozen["seq"]) is not int or type(frozen["time"]) is not int:
+        return event_from_checked_wire(frozen)  # normalizes integral floats (a copy)
+    event: Event = retype(frozen, Event)  # type: ignore[assignment]  # an Event by retype()
+    return event
+
+
 def envelope_is_valid(wire: object) -> bool:
     """Check the envelope rules of spec/core.md §9.1 step 2 on a frozen or plain wire value.
 
@@ -137,10 +181,16 @@ def envelope_is_valid(wire: object) -> bool:
     """
     if not isinstance(wire, dict) or not ENVELOPE_KEYS.issuperset(wire):
         return False
+    seq = wire.get("seq")
+    time = wire.get("time")
     return (
         type(wire.get("type")) is str
-        and is_seq(wire.get("seq"))
-        and is_safe_integer(wire.get("time"))
+        and (0 <= seq <= MAX_SAFE_INTEGER if type(seq) is int else is_seq(seq))
+        and (
+            -MAX_SAFE_INTEGER <= time <= MAX_SAFE_INTEGER
+            if type(time) is int
+            else is_safe_integer(time)
+        )
         and "data" in wire
         and wire.get("ignorable", True) is True
     )

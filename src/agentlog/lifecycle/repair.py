@@ -9,7 +9,7 @@ is answered and nothing is invented about the tool's outcome.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -203,6 +203,20 @@ def open_turn_closers(
         ``[]`` when no turn is open.
     """
     recovery = ToolCallRecovery(cause)
+    if isinstance(events, Sequence):
+        # Only the last turn can be open, and turn/start and turn/end reset every piece of
+        # state: scan from the last one of them (the whole log has none → nothing is open).
+        start = _last_turn_boundary(events)
+        if start is None:
+            return []
+        events = events[start:]
     for event in events:
         recovery.observe(event)
     return recovery.closers()
+
+
+def _last_turn_boundary(events: Sequence[Mapping[str, Any]]) -> int | None:
+    for index in range(len(events) - 1, -1, -1):
+        if events[index]["type"] in ("turn/start", "turn/end"):
+            return index
+    return None

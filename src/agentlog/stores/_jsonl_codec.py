@@ -11,7 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import orjson
+
 from agentlog.values import JsonValue, dumps, is_seq, loads
+
+_orjson_loads = orjson.loads
+_DecodeError = orjson.JSONDecodeError
 
 __all__ = [
     "decode_event_line",
@@ -111,13 +116,16 @@ def encode_event_line(event: Mapping[str, Any]) -> bytes:
 def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """Parse one transcript line into a wire event, or say why it is not one."""
     try:
-        record = loads(line)
-    except ValueError as exc:
-        return None, f"unparsable line ({exc})"
-    if not isinstance(record, dict):
+        record = _orjson_loads(line)
+    except _DecodeError:
+        try:
+            record = loads(line)  # lone surrogates, deep nesting: the exact fallbacks
+        except ValueError as exc:
+            return None, f"unparsable line ({exc})"
+    if type(record) is not dict:
         return None, "line is not a JSON object"
     sources = record.get("sourceEventSeqs")
-    if isinstance(sources, list) and any(isinstance(item, list) for item in sources):
+    if sources is not None and type(sources) is list and list in map(type, sources):
         decoded = decode_seq_ranges(sources)
         if decoded is None:
             return None, "malformed sourceEventSeqs range"

@@ -29,6 +29,7 @@ read as a frame that runs past EOF, which would look torn and be truncated away.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -88,8 +89,18 @@ def encode_frame(plaintext: bytes, level: int = DEFAULT_LEVEL) -> bytes:
     Returns:
         The frame.
     """
-    compressor = zstandard.ZstdCompressor(level=level, write_checksum=True, write_content_size=True)
+    compressors: dict[int, zstandard.ZstdCompressor] = vars(_local).setdefault("compressors", {})
+    compressor = compressors.get(level)
+    if compressor is None:
+        # Building a compressor costs several times a small frame's compression; a compressor
+        # must not be shared between threads (write-behind writes on its own thread).
+        compressor = compressors[level] = zstandard.ZstdCompressor(
+            level=level, write_checksum=True, write_content_size=True
+        )
     return compressor.compress(plaintext)
+
+
+_local = threading.local()
 
 
 def scan_frames(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentlog.errors import CorruptLog
+from agentlog.errors import CorruptLog, SessionNotFound
 from agentlog.session import Session
 from agentlog.stores.jsonl import JsonlBackend
 from agentlog.stores.store import Store
@@ -39,9 +39,13 @@ def load_file(path: str | Path) -> Session:
     the file is never written.
 
     Raises:
+        SessionNotFound: when there is no such file.
         CorruptLog: when the file is damaged before its last complete turn.
         FormatVersionError: when its format cannot be read.
     """
-    transcript = TranscriptFile(Path(path))
+    file = Path(path)
+    if not file.is_file():
+        raise SessionNotFound(f'no session log file at "{file}"', path=str(file))
+    transcript = TranscriptFile(file)
     with Store(transcript) as store:
         return store.inspect(transcript.session_id)

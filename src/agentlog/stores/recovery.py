@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from agentlog.errors import CorruptLog, FormatVersionError
 from agentlog.events import envelope_is_valid, is_declared
@@ -26,6 +25,7 @@ __all__ = [
     "check_format_version",
     "check_known_types",
     "committed_prefix",
+    "event_problem",
     "inherited_event_count",
 ]
 
@@ -35,8 +35,7 @@ FORMAT_VERSION: Final = 4
 """The session format version agentlog writes."""
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
+class Record(NamedTuple):
     """One scanned record of a stored log: a parsed event, or why it could not be one."""
 
     event: Mapping[str, Any] | None
@@ -59,7 +58,7 @@ def committed_prefix(
     """
     events: list[Mapping[str, Any]] = []
     for index, record in enumerate(records):
-        problem = record.problem or _problem(record.event, index)
+        problem = record.problem or event_problem(record.event, index)
         if problem is None:
             assert record.event is not None
             events.append(record.event)
@@ -90,7 +89,8 @@ def committed_prefix(
     return events, None
 
 
-def _problem(event: Mapping[str, Any] | None, index: int) -> str | None:
+def event_problem(event: Mapping[str, Any] | None, index: int) -> str | None:
+    """Why a parsed record is not event ``index`` of a log (bad envelope, wrong seq), or None."""
     if not envelope_is_valid(event):
         return "not a session event"
     assert event is not None
@@ -114,7 +114,7 @@ def check_format_version(
         FormatVersionError: direction-aware text naming the raw log.
     """
     suffix = f' (raw log: "{location}")' if location else ""
-    if type(version) is not int or version < 0:
+    if type(version) is not int:
         raise FormatVersionError(
             f'session "{session_id}" has an invalid log format version {version!r}{suffix}',
             session_id=session_id,
@@ -130,7 +130,7 @@ def check_format_version(
             path=location,
             version=version,
         )
-    if version < FORMAT_VERSION and not readable(version):
+    if version < FORMAT_VERSION and (version < 0 or not readable(version)):
         raise FormatVersionError(
             f'session "{session_id}" uses log format v{version}, older than the supported '
             f"v{FORMAT_VERSION}, and this build ships no upgrade path for it{suffix}",

@@ -157,10 +157,16 @@ class SqliteBackend(Backend):
 
     @contextlib.contextmanager
     def _errors(self, session_id: str | None = None) -> Iterator[None]:
-        """Translate every driver error into an agentlog error, once (STYLE.md §16)."""
+        """Translate every driver error into an agentlog error, once (STYLE.md §16).
+
+        Besides ``sqlite3.Error`` (whose ``ProgrammingError`` and ``InterfaceError`` are not
+        ``DatabaseError``s), that is an ``OSError`` while creating the file and its directory,
+        and the ``UnicodeEncodeError`` the driver raises when binding a string holding a lone
+        surrogate (a valid JSON string, e.g. a session id, that SQLite TEXT cannot hold).
+        """
         try:
             yield
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.Error, OSError, UnicodeEncodeError) as exc:
             raise StoreError(
                 f'SQLite store "{self.path}": {type(exc).__name__}: {exc}',
                 session_id=session_id,

@@ -20,7 +20,6 @@ from typing import Any
 
 from agentlog.errors import (
     AgentlogError,
-    CorruptLog,
     SeedRejected,
     SessionAlreadyExists,
     SessionForkError,
@@ -32,10 +31,8 @@ from agentlog.session import Session, wall_clock
 from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog
 from agentlog.stores.recovery import (
     FORMAT_VERSION,
-    check_format_version,
-    check_known_types,
-    inherited_event_count,
 )
+from agentlog.stores.restore import collector_paused, restore_session
 from agentlog.stores.writer import Batcher, Writer
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 
@@ -118,6 +115,7 @@ class Store:
             CorruptLog: when committed data is damaged.
             FormatVersionError: when the log is too new or holds undeclared event types.
         """
+        session_id = _checked_id(session_id)
         with self._lock:
             self._check_open()
             if session_id in self._live:
@@ -129,8 +127,9 @@ class Store:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
             lease = self._lease(session_id)
             try:
-                stored = self._backend.read(session_id)
-                session = self._rebuild(session_id, stored, repair=True)
+                with collector_paused():
+                    stored = self._backend.read(session_id)
+                    session = self._restore(session_id, stored, repair=True)
                 repaired = list(session.events)[len(stored.events) :]
                 if repaired or stored.torn is not None:
                     self._backend.append(
@@ -157,6 +156,7 @@ class Store:
         Raises:
             SessionNotFound, CorruptLog, FormatVersionError: as for ``open``.
         """
+        session_id = _checked_id(session_id)
         with self._lock:
             self._check_open()
             live = self._live.get(session_id)
@@ -174,7 +174,8 @@ class Store:
                 )
             if not self._backend.exists(session_id):
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-            return self._rebuild(session_id, self._backend.read(session_id), repair=True)
+            with collector_paused():
+                return self._restore(session_id, self._backend.read(session_id), repair=True)
 
     def list(self) -> list[SessionInfo]:
         """Every stored session (created sessions appear after their first append)."""
@@ -195,6 +196,7 @@ class Store:
             SessionForkError: ``SESSION_ALREADY_EXISTS``, ``SESSION_NOT_FOUND`` or
                 ``INVALID_BOUNDARY``, with the texts of spec/core.md §10.1.
         """
+        session_id = _checked_id(session_id)
         with self._lock:
             self._check_open()
             if child_id is not None and (child_id in self._live or self._backend.exists(child_id)):
@@ -208,8 +210,13 @@ class Store:
                 events: Sequence[Mapping[str, Any]] = live[0].events
                 source_header = live[0].header
             elif self._backend.exists(session_id):
-                source = self._rebuild(session_id, self._backend.read(session_id), repair=False)
-                events, source_header = source.events, source.header
+                stored = self._backend.read(session_id)
+                source = self._restore(session_id, stored, repair=False)
+                # The rebuilt view ends with the end-seed marker a resume would add; that event
+                # is not in the stored log, so the child must not inherit it (nor may a boundary
+                # name it): the child's prefix is exactly what the source has stored.
+                kept = len(stored.events) + (len(stored.torn.recovered) if stored.torn else 0)
+                events, source_header = source.events[:kept], source.header
             else:
                 raise SessionForkError(
                     f'session "{session_id}" not found',
@@ -311,33 +318,10 @@ class Store:
             on_close=released,
         )
 
-    def _rebuild(self, session_id: str, stored: StoredLog, *, repair: bool) -> Session:
-        """Validate a stored log and build its session: gates, closers, every event checked."""
-        check_format_version(
-            stored.header.get("version"), session_id, stored.location, lambda _version: False
+    def _restore(self, session_id: str, stored: StoredLog, *, repair: bool) -> Session:
+        return restore_session(
+            session_id, stored, repair=repair, projections=self._projections, clock=self._clock
         )
-        events = [*stored.events, *(stored.torn.recovered if stored.torn else ())]
-        check_known_types(events, session_id, stored.location)
-        closers = open_turn_closers(events, "interrupted") if repair else []
-        header = {key: value for key, value in stored.header.items() if key != "type"}
-        try:
-            return Session.from_events(
-                session_id,
-                [*events, *closers],
-                header,
-                inherited_event_count=inherited_event_count(header, events),
-                restore=True,
-                projections=self._projections,
-                clock=self._clock,
-            )
-        except SeedRejected as exc:
-            where = stored.where(exc.index) if exc.index is not None else "its header"
-            raise CorruptLog(
-                f'stored session "{session_id}" failed validation at {where}: {exc}',
-                session_id=session_id,
-                path=stored.location,
-                line=(stored.first_line or 0) + exc.index if exc.index is not None else None,
-            ) from exc
 
 
 def _checked_id(session_id: object) -> str:

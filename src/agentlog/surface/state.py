@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from agentlog.errors import EventRejected
-from agentlog.events import MESSAGE_PROJECTION_EVENT_TYPES, declaration
+from agentlog.events import PROJECTION_TYPES
 from agentlog.surface.markers import APPEND, check_markers
 from agentlog.surface.projections import MessageProjection, ProjectionContext, ProjectionError
 from agentlog.values import JsonValue, is_seq, json_equal
@@ -94,7 +94,7 @@ class SurfaceState:
         projection = self._projections.get(event_type)
         if projection is not None:
             return (_PROJECT, self._project(projection, event))
-        if event_type in MESSAGE_PROJECTION_EVENT_TYPES or _is_projection_type(event_type):
+        if event_type in PROJECTION_TYPES:
             raise _reject(
                 f'session event "{event_type}" requires a message projection; load its owning '
                 "plugin or supply its projection definition",
@@ -244,11 +244,6 @@ class SurfaceState:
             return projection.project(event, context)
         except ProjectionError as exc:
             raise _reject(str(exc), event) from None
-
-
-def _is_projection_type(event_type: str) -> bool:
-    decl = declaration(event_type)
-    return decl is not None and decl.badge == "projection"
 
 
 def _without_content(data: Any) -> Any:

@@ -14,7 +14,15 @@ from typing import Any, TypeAlias
 import orjson
 
 from agentlog.values._frozen import FrozenDict, FrozenList
-from agentlog.values._snapshot import MAX_SAFE_INTEGER, is_frozen, json_path, snapshot, thaw_walk
+from agentlog.values._snapshot import (
+    MAX_SAFE_INTEGER,
+    freeze_owned,
+    is_frozen,
+    json_path,
+    retype,
+    snapshot,
+    thaw_walk,
+)
 from agentlog.values._text import dumps, loads
 
 __all__ = [
@@ -23,6 +31,7 @@ __all__ = [
     "FrozenList",
     "JsonValue",
     "dumps",
+    "freeze_owned",
     "is_frozen",
     "is_safe_integer",
     "is_seq",
@@ -30,6 +39,7 @@ __all__ = [
     "js_text",
     "json_path",
     "loads",
+    "retype",
     "snapshot",
     "thaw",
 ]

@@ -19,8 +19,10 @@ from agentlog.values._frozen import FrozenDict, FrozenList, new_frozen_dict, new
 __all__ = [
     "MAX_SAFE_INTEGER",
     "c_snapshot",
+    "freeze_owned",
     "is_frozen",
     "python_snapshot",
+    "retype",
     "snapshot",
     "thaw_walk",
 ]
@@ -90,8 +92,8 @@ def _snap(v: Any) -> Any:
     raise _Reject
 
 
-def _load_speedups() -> Callable[[Any], Any] | None:
-    """The C fast path, unless it was not built or ``AGENTLOG_PURE_PYTHON`` is set."""
+def _load_speedups() -> Any:
+    """The C accelerator module, unless it was not built or ``AGENTLOG_PURE_PYTHON`` is set."""
     if os.environ.get("AGENTLOG_PURE_PYTHON"):
         return None
     try:
@@ -99,14 +101,47 @@ def _load_speedups() -> Callable[[Any], Any] | None:
     except ImportError:
         return None
     _speedups.configure(FrozenDict, FrozenList, _Reject)
-    return _speedups.snapshot  # type: ignore[no-any-return]  # a C function
+    return _speedups
 
 
-c_snapshot = _load_speedups()
+_speedups = _load_speedups()
+c_snapshot: Callable[[Any], Any] | None = None if _speedups is None else _speedups.snapshot
 """The compiled fast path (``None`` when unavailable); same results as ``python_snapshot``."""
 python_snapshot = _snap
 """The pure-Python fast path."""
 _fast_snapshot = c_snapshot or python_snapshot
+
+
+def freeze_owned(value: Any) -> Any:
+    """``snapshot()`` for a value nobody else holds (fresh from a parser): no copy if it can.
+
+    With the C accelerator, the value's own dicts and lists become frozen in place after their
+    contents validated; otherwise, or when something needs diagnosing, this is ``snapshot()``
+    (which keeps whatever was already frozen). Never pass a caller's object: it is changed.
+
+    Raises:
+        NotLosslessJson: as ``snapshot()``.
+    """
+    if _speedups is not None:
+        try:
+            return _speedups.freeze_in_place(value)
+        except (_Reject, RecursionError):
+            pass
+    return snapshot(value)
+
+
+def retype(value: FrozenDict, subtype: type[FrozenDict]) -> FrozenDict:
+    """``value`` as an instance of ``subtype``, a slotless ``FrozenDict`` subclass (``Event``).
+
+    In place when ``value`` is an exact ``FrozenDict`` and the accelerator is there (only for
+    values nobody else holds), else as a shallow copy.
+    """
+    if _speedups is not None and type(value) is FrozenDict:
+        return _speedups.retype(value, subtype)  # type: ignore[no-any-return]  # a C function
+    copy: FrozenDict = dict.__new__(subtype)
+    dict.update(copy, value)
+    return copy
+
 
 _DESCEND = object()
 

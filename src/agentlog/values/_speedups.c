@@ -132,6 +132,128 @@ snap(PyObject *value, int depth)
     return fallback();
 }
 
+/*
+ * freeze_in_place(value): validate like snapshot, but turn the value's own dicts and lists into
+ * FrozenDict / FrozenList by changing their type (post-order: a container is retyped only after
+ * its whole subtree validated). Only for values nobody else holds, fresh from a JSON parser:
+ * it avoids the copy. FrozenDict/FrozenList add no fields (__slots__ = ()), so a dict and a
+ * FrozenDict have the same layout; the heap type gains the reference its instances hold.
+ * On Fallback, what was already retyped is valid and frozen; the rest is untouched.
+ */
+static int freeze(PyObject *value, int depth);
+
+static int
+freeze_container(PyObject *value, PyObject *target, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        fallback();
+        return -1;
+    }
+    if (Py_TYPE(value) == &PyDict_Type) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(value, &pos, &key, &item)) {
+            if (!PyUnicode_CheckExact(key) || freeze(item, depth + 1) < 0) {
+                if (!PyErr_Occurred()) {
+                    fallback();
+                }
+                return -1;
+            }
+        }
+    }
+    else {
+        Py_ssize_t size = PyList_GET_SIZE(value);
+        for (Py_ssize_t i = 0; i < size; i++) {
+            if (freeze(PyList_GET_ITEM(value, i), depth + 1) < 0) {
+                return -1;
+            }
+        }
+    }
+    Py_INCREF(target);
+    Py_SET_TYPE(value, (PyTypeObject *)target);
+    return 0;
+}
+
+static int
+freeze(PyObject *value, int depth)
+{
+    PyTypeObject *type = Py_TYPE(value);
+    if (type == &PyUnicode_Type || type == &PyBool_Type || value == Py_None) {
+        return 0;
+    }
+    if (type == &PyLong_Type) {
+        int overflow = 0;
+        long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (number == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (overflow || number > MAX_SAFE_INTEGER || number < -MAX_SAFE_INTEGER) {
+            fallback();
+            return -1;
+        }
+        return 0;
+    }
+    if (type == &PyFloat_Type) {
+        double number = PyFloat_AS_DOUBLE(value);
+        if (!isfinite(number) || (number == 0.0 && signbit(number))) {
+            fallback();
+            return -1;
+        }
+        return 0;
+    }
+    if (type == &PyDict_Type) {
+        return freeze_container(value, FrozenDictType, depth);
+    }
+    if (type == &PyList_Type) {
+        return freeze_container(value, FrozenListType, depth);
+    }
+    if (PyObject_TypeCheck(value, (PyTypeObject *)FrozenDictType) ||
+        PyObject_TypeCheck(value, (PyTypeObject *)FrozenListType)) {
+        return 0;
+    }
+    fallback();
+    return -1;
+}
+
+static PyObject *
+speedups_freeze_in_place(PyObject *module, PyObject *value)
+{
+    if (FrozenDictType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+        return NULL;
+    }
+    if (freeze(value, 0) < 0) {
+        return NULL;
+    }
+    Py_INCREF(value);
+    return value;
+}
+
+/* retype(frozen_dict, subtype): make an exact FrozenDict an instance of a FrozenDict subclass
+ * with the same layout (an Event), in place. */
+static PyObject *
+speedups_retype(PyObject *module, PyObject *args)
+{
+    PyObject *value, *target;
+    if (!PyArg_ParseTuple(args, "OO!", &value, &PyType_Type, &target)) {
+        return NULL;
+    }
+    PyTypeObject *subtype = (PyTypeObject *)target;
+    if (Py_TYPE(value) != (PyTypeObject *)FrozenDictType ||
+        !PyType_IsSubtype(subtype, (PyTypeObject *)FrozenDictType) ||
+        subtype->tp_basicsize != Py_TYPE(value)->tp_basicsize ||
+        subtype->tp_dictoffset != 0 || subtype->tp_weaklistoffset != 0) {
+        PyErr_SetString(PyExc_TypeError, "retype() needs an exact FrozenDict and a slotless subtype");
+        return NULL;
+    }
+    Py_INCREF(target);
+    PyTypeObject *old = Py_TYPE(value);
+    Py_SET_TYPE(value, subtype);
+    Py_DECREF(old);
+    Py_INCREF(value);
+    return value;
+}
+
 static PyObject *
 speedups_snapshot(PyObject *module, PyObject *value)
 {
@@ -169,6 +291,10 @@ static PyMethodDef speedups_methods[] = {
      "Validate and deep-freeze a lossless JSON value, or raise the fallback error."},
     {"configure", speedups_configure, METH_VARARGS,
      "Set the frozen container types and the fallback error class."},
+    {"freeze_in_place", speedups_freeze_in_place, METH_O,
+     "Validate a freshly parsed value and freeze its own containers, or raise the fallback."},
+    {"retype", speedups_retype, METH_VARARGS,
+     "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
     {NULL, NULL, 0, NULL},
 };
 

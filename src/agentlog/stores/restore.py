@@ -1,0 +1,129 @@
+"""From a stored log back to a session: the gates, the repair closers, every event checked.
+
+Implements the cold read pipeline of spec/persistence.md §2.3 (``prepareCore``) for every
+backend: version gate → vocabulary gate (spec/core.md §8.1) → each record checked and frozen
+(in place: the records are the backend's own fresh objects) → repair closers of an interrupted
+turn (spec/core.md §10.3) → ``Session.from_events`` on the restore path, which adds the
+``session/end-seed`` marker. Any invalid stored event is reported as ``CorruptLog``, located.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from agentlog.errors import CorruptLog, EventRejected, NotLosslessJson, SeedRejected
+from agentlog.events import Event, event_from_owned_wire
+from agentlog.lifecycle import open_turn_closers
+from agentlog.session import Session
+from agentlog.stores.base import StoredLog
+from agentlog.stores.recovery import (
+    check_format_version,
+    check_known_types,
+    inherited_event_count,
+)
+from agentlog.surface import MessageProjection
+
+__all__ = ["collector_paused", "restore_session"]
+
+
+def restore_session(
+    session_id: str,
+    stored: StoredLog,
+    *,
+    repair: bool,
+    projections: tuple[MessageProjection, ...],
+    clock: Callable[[], int],
+) -> Session:
+    """Validate a stored log and build its session.
+
+    Args:
+        session_id: The session read.
+        stored: What the backend read.
+        repair: Close an interrupted turn with ``interrupted`` closers (in the session only;
+            persisting them is the caller's business).
+        projections: Message projections the log may use.
+        clock: For the end-seed marker's time.
+
+    Raises:
+        FormatVersionError: for an unreadable version or an undeclared, required event type.
+        CorruptLog: for an invalid stored event or header, naming where it is.
+    """
+    check_format_version(
+        stored.header.get("version"), session_id, stored.location, lambda _version: False
+    )
+    records = [*stored.events, *(stored.torn.recovered if stored.torn else ())]
+    check_known_types(records, session_id, stored.location)
+    with collector_paused():
+        checked = stored.envelopes_checked
+        events = [
+            _event(session_id, stored, index, record, checked)
+            for index, record in enumerate(records)
+        ]
+        closers = open_turn_closers(events, "interrupted") if repair else []
+        header = {key: value for key, value in stored.header.items() if key != "type"}
+        try:
+            return Session.from_events(
+                session_id,
+                [*events, *closers],
+                header,
+                inherited_event_count=inherited_event_count(header, events),
+                restore=True,
+                projections=projections,
+                clock=clock,
+            )
+        except SeedRejected as exc:
+            raise _corrupt(session_id, stored, exc.index, exc) from exc
+
+
+def _event(
+    session_id: str,
+    stored: StoredLog,
+    index: int,
+    record: Mapping[str, Any],
+    envelope_checked: bool,
+) -> Event:
+    """One stored record as a checked event (frozen in place: the record is the backend's)."""
+    try:
+        return event_from_owned_wire(
+            record,  # type: ignore[arg-type]  # a dict the backend just parsed
+            envelope_checked=envelope_checked,
+        )
+    except (EventRejected, NotLosslessJson) as exc:
+        raise _corrupt(session_id, stored, index, exc) from exc
+
+
+def _corrupt(session_id: str, stored: StoredLog, index: int | None, cause: Exception) -> CorruptLog:
+    line: int | None = None
+    if index is not None:
+        where = stored.where(index)
+        line = (stored.first_line or 0) + index
+    elif stored.first_line is not None:  # a file: the header is its first line
+        where, line = f'"{stored.location}" line 1 (the header)', 1
+    else:
+        where = "its header"
+    return CorruptLog(
+        f'stored session "{session_id}" failed validation at {where}: {cause}',
+        session_id=session_id,
+        path=stored.location,
+        line=line,
+    )
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a log loads.
+
+    Loading creates millions of small acyclic objects, and the collector would walk the growing
+    heap again and again (most of a cold open's time); none of them can form a cycle, so
+    nothing is left for the collector to find when it resumes.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -1,0 +1,121 @@
+"""Transcript lines: the header record and one event per line (spec/persistence.md §3.3, §3.11)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentlog.stores._jsonl_codec import (
+    decode_event_line,
+    decode_seq_ranges,
+    encode_event_line,
+    encode_header_line,
+    encode_seq_ranges,
+    header_problem,
+)
+
+
+def test_the_header_line_is_in_dsh_order_with_a_default_depth() -> None:
+    header = {
+        "extra": True,
+        "delegationDepth": 1,
+        "isSeeded": True,
+        "parentSession": "p",
+        "cwd": "/w",
+        "createdAt": 5,
+        "id": "s1",
+        "version": 4,
+    }
+    assert encode_header_line(header) == (
+        b'{"type":"session","version":4,"id":"s1","createdAt":5,"cwd":"/w","parentSession":"p",'
+        b'"isSeeded":true,"delegationDepth":1,"extra":true}\n'
+    )
+    assert encode_header_line({"version": 4, "id": "é", "createdAt": 0}) == (
+        '{"type":"session","version":4,"id":"é","createdAt":0,"delegationDepth":0}\n'.encode()
+    )
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        ({"type": "session", "id": "s1", "delegationDepth": 0}, None),
+        ([], "first line is not a session header"),
+        ({"type": "event", "id": "s1", "delegationDepth": 0}, "first line is not a session header"),
+        ({"type": "session", "id": 7, "delegationDepth": 0}, "session header has no string id"),
+        (
+            {"type": "session", "id": "s1"},
+            "session header delegationDepth must be a non-negative safe integer",
+        ),
+        (
+            {"type": "session", "id": "s1", "delegationDepth": -1},
+            "session header delegationDepth must be a non-negative safe integer",
+        ),
+        (
+            {"type": "session", "id": "s1", "delegationDepth": 0.5},
+            "session header delegationDepth must be a non-negative safe integer",
+        ),
+    ],
+)
+def test_header_problems(record: object, problem: str | None) -> None:
+    assert header_problem(record) == problem
+
+
+@pytest.mark.parametrize(
+    ("seqs", "encoded"),
+    [
+        ([], []),
+        ([4], [4]),
+        ([1, 2], [1, 2]),
+        ([1, 2, 3], [[1, 3]]),
+        ([0, 1, 2, 3, 7, 9, 10, 11], [[0, 3], 7, [9, 11]]),
+        ([5, 4, 3], [5, 4, 3]),
+        ([1, 2, 4, 5], [1, 2, 4, 5]),
+    ],
+)
+def test_runs_of_three_or_more_seqs_are_ranges(seqs: list[int], encoded: list[object]) -> None:
+    assert encode_seq_ranges(seqs) == encoded
+    assert decode_seq_ranges(encoded) == seqs
+
+
+@pytest.mark.parametrize("items", [[[1, 2]], [[3, 1]], [[1, 2, 3]], [[-1, 3]], [[1.5, 4]]])
+def test_malformed_ranges_are_refused(items: list[object]) -> None:
+    assert decode_seq_ranges(items) is None
+
+
+def test_an_event_line_is_its_wire_form_with_ranged_citations() -> None:
+    event = {
+        "type": "user/message",
+        "seq": 9,
+        "time": 1,
+        "data": {"text": "é"},
+        "surfaceOp": {"op": "replace", "startSeq": 2, "endSeq": 5},
+        "sourceEventSeqs": [2, 3, 4, 5],
+    }
+    line = encode_event_line(event)
+    assert line == (
+        '{"type":"user/message","seq":9,"time":1,"data":{"text":"é"},"surfaceOp":{"op":"replace",'
+        '"startSeq":2,"endSeq":5},"sourceEventSeqs":[[2,5]]}\n'.encode()
+    )
+    assert event["sourceEventSeqs"] == [2, 3, 4, 5]  # the caller's event is not changed
+    assert decode_event_line(line.rstrip(b"\n")) == (event, None)
+    loose = {**event, "sourceEventSeqs": [2, 4, 5]}
+    assert b'"sourceEventSeqs":[2,4,5]' in encode_event_line(loose)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b"[1, 2]", "line is not a JSON object"),
+        (b'"text"', "line is not a JSON object"),
+        (b'{"type":"x","sourceEventSeqs":[[4,5]]}', "malformed sourceEventSeqs range"),
+    ],
+)
+def test_lines_that_are_not_events(line: bytes, problem: str) -> None:
+    assert decode_event_line(line) == (None, problem)
+
+
+@pytest.mark.parametrize("line", [b"{oops", b"\xff\xfe", b'{"a":NaN}', b""])
+def test_unparsable_lines(line: bytes) -> None:
+    event, problem = decode_event_line(line)
+    assert event is None
+    assert problem is not None
+    assert problem.startswith("unparsable line (")

@@ -1,0 +1,204 @@
+"""Reading a stored log back: the torn-tail rule and the version and vocabulary gates.
+
+``committed_prefix`` is spec/persistence.md §2.6 as a pure function over scanned records; the
+gates are §2.8's refusal texts. The backends' use of them is in the contract and the JSONL tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import pytest
+
+from agentlog.errors import CorruptLog, FormatVersionError
+from agentlog.stores import TornTail
+from agentlog.stores.recovery import (
+    FORMAT_VERSION,
+    Record,
+    check_format_version,
+    check_known_types,
+    committed_prefix,
+    inherited_event_count,
+)
+
+LOG = "/logs/p/s1/session.v4.jsonl"
+
+
+def event(seq: int, event_type: str = "step/start", **extra: Any) -> dict[str, Any]:
+    return {"type": event_type, "seq": seq, "time": 0, "data": {}, **extra}
+
+
+def good(seq: int, event_type: str = "step/start", *, position: int | None = None) -> Record:
+    return Record(
+        event=event(seq, event_type),
+        problem=None,
+        position=100 * seq if position is None else position,
+        line=seq + 2,
+    )
+
+
+def bad(line: int, position: int, problem: str = "unparsable line (boom)") -> Record:
+    return Record(event=None, problem=problem, position=position, line=line)
+
+
+def test_a_clean_log_is_all_committed() -> None:
+    records = [good(0, "turn/start"), good(1), good(2, "turn/end")]
+    events, torn = committed_prefix(records, location=LOG, session_id="s1")
+    assert events == [record.event for record in records]
+    assert torn is None
+    assert committed_prefix([], location=LOG, session_id="s1") == ([], None)
+
+
+def test_a_bad_last_record_is_a_torn_tail(caplog: pytest.LogCaptureFixture) -> None:
+    records = [good(0, "turn/start"), good(1), bad(4, 200, "incomplete final line (torn write)")]
+    with caplog.at_level(logging.WARNING, logger="agentlog.stores"):
+        events, torn = committed_prefix(records, location=LOG, session_id="s1")
+    assert events == [records[0].event, records[1].event]
+    assert torn == TornTail(position=200, reason="line 4: incomplete final line (torn write)")
+    assert caplog.messages == [
+        f'session "s1": dropping a torn tail of 1 record(s) from line 4 of "{LOG}" '
+        "(incomplete final line (torn write))"
+    ]
+
+
+def test_everything_after_the_first_bad_record_is_torn_without_a_later_turn_end() -> None:
+    records = [good(0, "turn/start"), bad(3, 100), good(2), good(3, "step/end")]
+    events, torn = committed_prefix(records, location=LOG, session_id="s1")
+    assert events == [records[0].event]
+    assert torn is not None
+    assert torn.position == 100
+
+
+def test_a_bad_record_before_a_turn_end_is_corruption() -> None:
+    records = [good(0, "turn/start"), bad(3, 100), good(2), good(3, "turn/end")]
+    with pytest.raises(CorruptLog) as refused:
+        committed_prefix(records, location=LOG, session_id="s1")
+    assert str(refused.value) == (
+        f'corrupt session log "{LOG}" line 3: unparsable line (boom), but a later turn/end at '
+        "line 5 shows it was committed"
+    )
+    assert (refused.value.path, refused.value.line, refused.value.session_id) == (LOG, 3, "s1")
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        (
+            Record(event=event(5), problem=None, position=100, line=3),
+            "seq gap (expected 1, got 5)",
+        ),
+        (
+            Record(event={"type": "x", "seq": 1}, problem=None, position=100, line=3),
+            "not a session event",
+        ),
+        (
+            Record(event=event(1, extra_key=True), problem=None, position=100, line=3),
+            "not a session event",
+        ),
+    ],
+    ids=["seq-gap", "no-data", "extra-envelope-key"],
+)
+def test_a_parsed_record_that_is_not_the_next_event_is_bad(record: Record, problem: str) -> None:
+    records = [good(0, "turn/start"), record, good(2, "turn/end")]
+    with pytest.raises(CorruptLog, match=re.escape(f"line 3: {problem}, but a later turn/end")):
+        committed_prefix(records, location=LOG, session_id="s1")
+    _, torn = committed_prefix(records[:2], location=LOG, session_id="s1")
+    assert torn == TornTail(position=100, reason=f"line 3: {problem}")
+
+
+def test_sql_records_are_located_by_seq() -> None:
+    records = [good(0, "turn/start"), bad(1, 1), good(2, "turn/end")]
+    with pytest.raises(CorruptLog) as refused:
+        committed_prefix(records, location=None, session_id="s1", unit="seq")
+    assert str(refused.value) == (
+        "corrupt session log seq 1: unparsable line (boom), but a later turn/end at seq 4 shows "
+        "it was committed"
+    )
+
+
+# --- the version gate -----------------------------------------------------------------------
+
+
+def never(version: int) -> bool:
+    return False
+
+
+def test_the_current_version_is_read() -> None:
+    assert check_format_version(FORMAT_VERSION, "s1", LOG, never) == 4
+    assert check_format_version(2, "s1", LOG, lambda version: version >= 1) == 2
+
+
+@pytest.mark.parametrize(
+    ("version", "location", "text"),
+    [
+        (
+            5,
+            LOG,
+            'session "s1" uses log format v5, but this build reads up to v4: the log was written '
+            f'by a newer harness — upgrade agentlog to open it (raw log: "{LOG}")',
+        ),
+        (
+            5,
+            None,
+            'session "s1" uses log format v5, but this build reads up to v4: the log was written '
+            "by a newer harness — upgrade agentlog to open it",
+        ),
+        (
+            0,
+            LOG,
+            'session "s1" uses log format v0, older than the supported v4, and this build ships '
+            f'no upgrade path for it (raw log: "{LOG}")',
+        ),
+        (
+            -1,
+            None,
+            'session "s1" uses log format v-1, older than the supported v4, and this build ships '
+            "no upgrade path for it",
+        ),
+        ("4", None, "session \"s1\" has an invalid log format version '4'"),
+        (True, None, 'session "s1" has an invalid log format version True'),
+        (4.0, None, 'session "s1" has an invalid log format version 4.0'),
+        (None, LOG, f'session "s1" has an invalid log format version None (raw log: "{LOG}")'),
+    ],
+)
+def test_unreadable_versions_are_refused(version: object, location: str | None, text: str) -> None:
+    with pytest.raises(FormatVersionError) as refused:
+        check_format_version(version, "s1", location, never)
+    assert str(refused.value) == text
+    assert (refused.value.version, refused.value.path) == (version, location)
+
+
+# --- the vocabulary gate --------------------------------------------------------------------
+
+
+def test_declared_and_ignorable_types_pass() -> None:
+    check_known_types([event(0, "turn/start"), event(1, "vendor/thing", ignorable=True)], "s1", LOG)
+
+
+def test_an_undeclared_type_without_ignorable_is_refused() -> None:
+    events = [event(0, "turn/start"), event(1, "vendor/thing", ignorable=False)]
+    with pytest.raises(FormatVersionError) as refused:
+        check_known_types(events, "s1", LOG)
+    assert str(refused.value) == (
+        'session "s1" contains event type "vendor/thing" (seq 1) unknown to this harness and not '
+        "marked ignorable; refusing to interpret the log — it was likely written by a newer "
+        f'harness (raw log: "{LOG}")'
+    )
+
+
+# --- the fork cut ---------------------------------------------------------------------------
+
+
+def test_the_inherited_count_is_the_last_inherited_marker() -> None:
+    events = [
+        event(0, "turn/start"),
+        event(1, "session/end-seed") | {"data": {"inherited": True}},
+        event(2, "turn/end"),
+        event(3, "session/end-seed"),
+    ]
+    assert inherited_event_count({"isSeeded": True}, events) == 1
+    assert inherited_event_count({"isSeeded": False}, events) == 0
+    assert inherited_event_count({}, events) == 0
+    assert inherited_event_count({"isSeeded": True}, events[:1]) == 0
