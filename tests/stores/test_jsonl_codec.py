@@ -119,3 +119,11 @@ def test_unparsable_lines(line: bytes) -> None:
     assert event is None
     assert problem is not None
     assert problem.startswith("unparsable line (")
+
+
+def test_decoded_events_of_one_type_share_one_string() -> None:
+    first, _ = decode_event_line(b'{"type":"user/message","seq":0}')
+    second, _ = decode_event_line(b'{"type":"user/message","seq":1}')
+    assert first is not None
+    assert second is not None
+    assert first["type"] is second["type"]  # a loaded log holds one string per type

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import pytest
 
 from agentlog.errors import CorruptLog, FormatVersionError
 from agentlog.stores._jsonl_codec import encode_event_line, encode_header_line
-from agentlog.stores._jsonl_read import read_transcript
+from agentlog.stores._jsonl_read import Transcript
+from agentlog.stores._jsonl_read import read_transcript as read_file
 from agentlog.stores._zstd_frames import encode_frame
 
 HEADER = {"version": 4, "id": "s1", "createdAt": 0}
+
+
+def read_transcript(data: bytes, session_id: str, location: str, *, compressed: bool) -> Transcript:
+    return read_file(io.BytesIO(data), session_id, location, compressed=compressed)
 
 
 def event(seq: int, kind: str = "user/message") -> dict[str, Any]:
@@ -86,6 +92,18 @@ def test_a_compressed_transcript_reads_like_a_plain_one() -> None:
     events = [event(0), event(1), event(2)]
     frames = compressed(encode_event_line(events[0]), b"".join(map(encode_event_line, events[1:])))
     assert read_transcript(frames, "s1", "log", compressed=True)[1:] == (events, None)
+
+
+def test_a_line_split_across_complete_frames_is_joined() -> None:
+    line = encode_event_line(event(0))
+    frames = compressed(line[:7], line[7:] + encode_event_line(event(1)))
+    assert read_transcript(frames, "s1", "log", compressed=True)[1:] == ([event(0), event(1)], None)
+
+
+def test_a_complete_frame_ending_mid_line_is_corruption() -> None:
+    data = compressed(encode_event_line(event(0))[:-1])
+    with pytest.raises(CorruptLog, match="complete frame contains a torn JSONL record"):
+        read_transcript(data, "s1", "log", compressed=True)
 
 
 def test_a_torn_compressed_frame_keeps_its_complete_lines_as_recovered() -> None:

@@ -9,6 +9,7 @@ consecutive seqs as ``[start, end]`` pairs (spec/core.md §12, ``encodeSeqRanges
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from sys import intern
 from typing import Any, Final
 
 import orjson
@@ -124,6 +125,11 @@ def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
             return None, f"unparsable line ({exc})"
     if type(record) is not dict:
         return None, "line is not a JSON object"
+    event_type = record.get("type")
+    if type(event_type) is str:
+        # One shared string per event type: freed at once, the parser's next line reuses the
+        # memory, so a loaded log is smaller than its raw records.
+        record["type"] = intern(event_type)
     sources = record.get("sourceEventSeqs")
     if sources is not None and type(sources) is list and list in map(type, sources):
         decoded = decode_seq_ranges(sources)

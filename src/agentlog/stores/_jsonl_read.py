@@ -10,8 +10,8 @@ recovered.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, BinaryIO
 
 from agentlog.errors import CorruptLog
 from agentlog.stores._jsonl_codec import decode_event_line, header_problem
@@ -29,82 +29,123 @@ __all__ = ["read_transcript"]
 
 _logger = logging.getLogger("agentlog.stores")
 
+Transcript = tuple[dict[str, Any], list[Mapping[str, Any]], TornTail | None]
+"""The header record, the committed events, and the torn tail (if any)."""
+
 
 def read_transcript(
-    data: bytes, session_id: str, location: str, *, compressed: bool
-) -> tuple[dict[str, Any], list[Mapping[str, Any]], TornTail | None]:
+    file: BinaryIO, session_id: str, location: str, *, compressed: bool
+) -> Transcript:
     """Parse a whole transcript into its header record, committed events and torn tail.
 
-    Every event returned had its envelope and seq checked.
+    The file is read line by line (frame by frame when compressed), never whole, so the peak
+    memory of a load is the events' plus one buffer. Every event returned had its envelope and
+    seq checked.
 
     Raises:
         CorruptLog: when committed data is damaged (naming the file and line).
         FormatVersionError: when the header declares a version too new to read.
     """
     if compressed:
-        return _read_compressed(data, session_id, location)
-    header_line, body_start = _split_header(data, location)
+        return _read_compressed(file.read(), session_id, location)
+    header_line = file.readline()
+    if not header_line.endswith(b"\n"):
+        raise CorruptLog(f'empty or header-less session log "{location}"', path=location, line=1)
     header = _read_header(header_line, session_id, location)
-    lines = data.split(b"\n")  # no copy of the body first: peak memory stays the raw parse's
-    del lines[0]  # the header line
-    fragment = lines.pop()  # what follows the last newline: empty, or a torn write
-    events, bad, _ = _decode_events(lines, 0)
-    if bad is None and not fragment:
+    events: list[Mapping[str, Any]] = []
+    append, decode, problem_of = events.append, decode_event_line, event_problem
+    for line in file:
+        event, problem = decode(line)
+        if problem is None:
+            problem = problem_of(event, len(events))
+        if problem is not None or not line.endswith(b"\n"):
+            break
+        append(event)  # type: ignore[arg-type]  # a good decode has an event
+    else:
         return header, events, None
     # Something is wrong at the end (or in the middle): let the torn-tail rule decide, with
-    # every line as a located record. Rare, so the slow, thorough path is fine here.
-    records = list(_scan_lines(data, body_start, first_line=2))
-    events, torn = committed_prefix(records, location=location, session_id=session_id)
+    # every remaining line as a located record. Rare, so the slow, thorough path is fine here.
+    position = file.tell() - len(line)
+    rest = line + file.read()
+    records = list(_scan_lines(rest, offset=position, first_line=len(events) + 2))
+    tail, torn = committed_prefix(
+        records, location=location, session_id=session_id, first_seq=len(events)
+    )
+    events += tail
     return header, events, torn
 
 
-def _decode_events(
-    lines: list[bytes], first_seq: int
-) -> tuple[list[Mapping[str, Any]], int | None, str | None]:
-    """Decode lines while each is the next good event: (events, index of the first bad, why)."""
-    events: list[Mapping[str, Any]] = []
+def _decode_lines(
+    lines: Iterable[bytes], events: list[Mapping[str, Any]]
+) -> tuple[int, str] | None:
+    """Append each line's event to ``events`` while it is the next good one.
+
+    Returns:
+        ``None`` when every line was good, else the index of the first bad line and why.
+    """
     for index, line in enumerate(lines):
         event, problem = decode_event_line(line)
         if problem is None:
-            problem = event_problem(event, first_seq + index)
+            problem = event_problem(event, len(events))
         if problem is not None:
-            return events, index, problem
+            return index, problem
         assert event is not None
         events.append(event)
-    return events, None, None
+    return None
 
 
-def _read_compressed(
-    data: bytes, session_id: str, location: str
-) -> tuple[dict[str, Any], list[Mapping[str, Any]], TornTail | None]:
-    """Every line inside a complete, checksummed frame must be good; a torn frame is salvaged."""
-    header_line, body, torn_start, recovered_text = _scan_compressed(data, location)
-    header = _read_header(header_line, session_id, location)
-    lines = body.split(b"\n")[:-1] if body else []
-    events, bad, problem = _decode_events(lines, 0)
-    if bad is not None:
+def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
+    """Every line inside a complete, checksummed frame must be good; a torn frame is salvaged.
+
+    Frames are decoded one at a time, so at most one frame's text is held besides the events.
+    """
+    scan = scan_frames(data, path=location)
+    if not scan.frames:
         raise CorruptLog(
-            f'corrupt Zstandard session log "{location}" line {bad + 2}: {problem}',
-            path=location,
-            line=bad + 2,
+            f'empty or header-less Zstandard session log "{location}"', path=location, line=1
         )
-    if torn_start is None:
+    frames = decode_frames(data, scan, path=location)
+    header_line = next(frames)
+    if header_line.count(b"\n") != 1 or not header_line.endswith(b"\n"):
+        raise CorruptLog(
+            f'corrupt Zstandard session log "{location}": first frame is not exactly one header '
+            "line",
+            path=location,
+            offset=0,
+        )
+    header = _read_header(header_line, session_id, location)
+    events: list[Mapping[str, Any]] = []
+    pending = b""  # a line a writer split across frames
+    for text in frames:
+        lines = (pending + text).split(b"\n")
+        pending = lines.pop()
+        bad = _decode_lines(lines, events)
+        if bad is not None:
+            line = len(events) + 2
+            raise CorruptLog(
+                f'corrupt Zstandard session log "{location}" line {line}: {bad[1]}',
+                path=location,
+                line=line,
+            )
+    if pending:
+        raise CorruptLog(
+            f'corrupt Zstandard session log "{location}": complete frame contains a torn JSONL '
+            "record",
+            path=location,
+        )
+    if scan.torn_start is None:
         return header, events, None
-    recovered_lines = recovered_text.split(b"\n")[:-1]  # complete lines only
-    recovered, _, _ = _decode_events(recovered_lines, len(events))
+    _logger.warning(
+        'session log "%s": dropping a torn Zstandard frame at byte %d', location, scan.torn_start
+    )
+    recovered: list[Mapping[str, Any]] = list(events)
+    _decode_lines(recover_torn_frame(data[scan.torn_start :]).split(b"\n")[:-1], recovered)
     torn = TornTail(
-        position=torn_start,
-        reason=f"torn Zstandard frame at byte {torn_start}",
-        recovered=tuple(recovered),
+        position=scan.torn_start,
+        reason=f"torn Zstandard frame at byte {scan.torn_start}",
+        recovered=tuple(recovered[len(events) :]),
     )
     return header, events, torn
-
-
-def _split_header(data: bytes, location: str) -> tuple[bytes, int]:
-    end = data.find(b"\n")
-    if end < 0:
-        raise CorruptLog(f'empty or header-less session log "{location}"', path=location, line=1)
-    return data[: end + 1], end + 1
 
 
 def _read_header(line: bytes, session_id: str, location: str) -> dict[str, Any]:
@@ -132,9 +173,12 @@ def _read_header(line: bytes, session_id: str, location: str) -> dict[str, Any]:
     return record
 
 
-def _scan_lines(data: bytes, start: int, *, first_line: int) -> Iterator[Record]:
-    """One record per line of ``data[start:]``; a final fragment without newline is torn."""
-    position, line_number = start, first_line
+def _scan_lines(data: bytes, *, offset: int, first_line: int) -> Iterator[Record]:
+    """One record per line of ``data``, which starts at byte ``offset`` of the file.
+
+    A final fragment without a newline is a torn write.
+    """
+    position, line_number = 0, first_line
     end = len(data)
     while position < end:
         newline = data.find(b"\n", position)
@@ -142,44 +186,10 @@ def _scan_lines(data: bytes, start: int, *, first_line: int) -> Iterator[Record]
             yield Record(
                 event=None,
                 problem="incomplete final line (torn write)",
-                position=position,
+                position=offset + position,
                 line=line_number,
             )
             return
         event, problem = decode_event_line(data[position:newline])
-        yield Record(event=event, problem=problem, position=position, line=line_number)
+        yield Record(event=event, problem=problem, position=offset + position, line=line_number)
         position, line_number = newline + 1, line_number + 1
-
-
-def _scan_compressed(data: bytes, location: str) -> tuple[bytes, bytes, int | None, bytes]:
-    """Header line, the text of the complete frames, the torn frame's start and its text."""
-    scan = scan_frames(data, path=location)
-    if not scan.frames:
-        raise CorruptLog(
-            f'empty or header-less Zstandard session log "{location}"', path=location, line=1
-        )
-    frames = list(decode_frames(data, scan, path=location))
-    header_line = frames[0]
-    if header_line.count(b"\n") != 1 or not header_line.endswith(b"\n"):
-        raise CorruptLog(
-            f'corrupt Zstandard session log "{location}": first frame is not exactly one header '
-            "line",
-            path=location,
-            offset=0,
-        )
-    body = b"".join(frames[1:])
-    if body and not body.endswith(b"\n"):
-        raise CorruptLog(
-            f'corrupt Zstandard session log "{location}": complete frame contains a torn JSONL '
-            "record",
-            path=location,
-        )
-    recovered = b""
-    if scan.torn_start is not None:
-        recovered = recover_torn_frame(data[scan.torn_start :])
-        _logger.warning(
-            'session log "%s": dropping a torn Zstandard frame at byte %d',
-            location,
-            scan.torn_start,
-        )
-    return header_line, body, scan.torn_start, recovered

@@ -299,9 +299,10 @@ class JsonlBackend(Backend):
         if path is None:
             raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
         location = str(path)
-        header, events, torn = read_transcript(
-            path.read_bytes(), session_id, location, compressed=self.compressed
-        )
+        with path.open("rb") as file:
+            header, events, torn = read_transcript(
+                file, session_id, location, compressed=self.compressed
+            )
         return StoredLog(
             header=header,
             events=events,

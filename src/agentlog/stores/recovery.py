@@ -49,16 +49,23 @@ class Record(NamedTuple):
 
 
 def committed_prefix(
-    records: Sequence[Record], *, location: str | None, session_id: str, unit: str = "line"
+    records: Sequence[Record],
+    *,
+    location: str | None,
+    session_id: str,
+    unit: str = "line",
+    first_seq: int = 0,
 ) -> tuple[list[Mapping[str, Any]], TornTail | None]:
     """Split scanned records into the committed events and the torn tail (§2.6).
+
+    ``records`` may be the suffix of a log whose first ``first_seq`` events were already read.
 
     Raises:
         CorruptLog: when a bad record is followed by a well-formed ``turn/end``.
     """
     events: list[Mapping[str, Any]] = []
     for index, record in enumerate(records):
-        problem = record.problem or event_problem(record.event, index)
+        problem = record.problem or event_problem(record.event, first_seq + index)
         if problem is None:
             assert record.event is not None
             events.append(record.event)

@@ -20,6 +20,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from sys import intern
 from typing import Any, Final
 
 import zstandard
@@ -273,21 +274,26 @@ class SqliteBackend(Backend):
                 row = db.execute(
                     "SELECT header, next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
                 ).fetchone()
+                if row is None:
+                    raise SessionNotFound(
+                        f'session "{session_id}" not found', session_id=session_id
+                    )
+                header = self._decode(session_id, -1, "header", row[0])
                 rows = db.execute(
                     "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
                     "FROM agentlog_events WHERE session_id = ? ORDER BY seq",
                     (session_id,),
-                ).fetchall()
+                )
+                # Decoded row by row from the cursor, so the rows are never all held at once.
+                events = [
+                    self._event(session_id, index, columns) for index, columns in enumerate(rows)
+                ]
             finally:
                 db.execute("COMMIT")
-        if row is None:
-            raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-        header = self._decode(session_id, -1, "header", row[0])
-        if len(rows) != row[1]:
+        if len(events) != row[1]:
             raise self._corrupt(
-                session_id, len(rows), f"{len(rows)} event rows but a stored tail of {row[1]}"
+                session_id, len(events), f"{len(events)} event rows but a stored tail of {row[1]}"
             )
-        events = [self._event(session_id, index, columns) for index, columns in enumerate(rows)]
         return StoredLog(header=header, events=events, location=str(self.path))
 
     def _event(self, session_id: str, index: int, columns: tuple[Any, ...]) -> dict[str, Any]:
@@ -300,7 +306,7 @@ class SqliteBackend(Backend):
             except zstandard.ZstdError as exc:
                 raise self._corrupt(session_id, index, f"compressed data: {exc}") from exc
         event: dict[str, Any] = {
-            "type": event_type,
+            "type": intern(event_type),  # one shared string per type, as the JSONL reader
             "seq": seq,
             "time": time,
             "data": self._decode(session_id, index, "data", data),
