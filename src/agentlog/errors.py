@@ -16,6 +16,7 @@ AgentlogError
     ├── SessionLocked (RuntimeError)         another writer holds the session
     ├── ConcurrentWriteError (RuntimeError)  another writer got there first
     ├── FormatVersionError (ValueError)      the stored format version cannot be read
+    │   └── MigrationRefused                 an older log cannot be upgraded
     └── CorruptLog (ValueError)              stored bytes are damaged (``path``, ``line``)
 ```
 
@@ -36,6 +37,7 @@ __all__ = [
     "FormatVersionError",
     "InvalidHistory",
     "InvariantError",
+    "MigrationRefused",
     "NotLosslessJson",
     "SeedRejected",
     "SessionAlreadyExists",
@@ -80,10 +82,13 @@ class NotLosslessJson(AgentlogError, ValueError):
     Attributes:
         path: JSONPath of the offending value, e.g. ``$.content[2].text``.
         reason: What is wrong with it, e.g. ``float nan is not finite``.
+        well_formed: For JSON text: it was well-formed JSON holding a value outside the domain
+            (a number no double can hold), not malformed text.
     """
 
     path: str = "$"
     reason: str = ""
+    well_formed: bool = False
 
 
 class EventRejected(AgentlogError, ValueError):
@@ -191,6 +196,19 @@ class FormatVersionError(StoreError, ValueError):
     """
 
     version: object = None
+
+
+class MigrationRefused(FormatVersionError):
+    """An older log holds something its upgrade to the current format cannot carry forward.
+
+    The text names the step: ``<step> refuses this format vN Session: <why>``
+    (spec/persistence.md §5.3).
+
+    Attributes:
+        step: The name of the migration step that refused, e.g. ``session-format-v1-to-v2``.
+    """
+
+    step: str | None = None
 
 
 class CorruptLog(StoreError, ValueError):

@@ -37,21 +37,41 @@ def test_the_header_line_is_in_dsh_order_with_a_default_depth() -> None:
 @pytest.mark.parametrize(
     ("record", "problem"),
     [
-        ({"type": "session", "id": "s1", "delegationDepth": 0}, None),
+        ({"type": "session", "version": 4, "id": "s1", "delegationDepth": 0}, None),
+        ({"type": "session", "version": 0, "id": "s1", "delegationDepth": 0}, None),
         ([], "first line is not a session header"),
         ({"type": "event", "id": "s1", "delegationDepth": 0}, "first line is not a session header"),
-        ({"type": "session", "id": 7, "delegationDepth": 0}, "session header has no string id"),
         (
-            {"type": "session", "id": "s1"},
+            {"type": "session", "id": "s1", "delegationDepth": 0},
+            "session header has no numeric version",
+        ),
+        (
+            {"type": "session", "version": "4", "id": "s1", "delegationDepth": 0},
+            "session header has no numeric version",
+        ),
+        (
+            {"type": "session", "version": 4, "id": 7, "delegationDepth": 0},
+            "session header has no string id",
+        ),
+        (
+            {"type": "session", "version": 4, "id": "s1"},
             "session header delegationDepth must be a non-negative safe integer",
         ),
         (
-            {"type": "session", "id": "s1", "delegationDepth": -1},
+            {"type": "session", "version": 4, "id": "s1", "delegationDepth": -1},
             "session header delegationDepth must be a non-negative safe integer",
         ),
         (
-            {"type": "session", "id": "s1", "delegationDepth": 0.5},
+            {"type": "session", "version": 4, "id": "s1", "delegationDepth": 0.5},
             "session header delegationDepth must be a non-negative safe integer",
+        ),
+        (
+            {"type": "session", "version": 0, "id": "s1", "delegationDepth": 0, "sandboxMode": "x"},
+            "session header uses retired policy baseline fields",
+        ),
+        (
+            {"type": "session", "version": 0, "id": "s", "delegationDepth": 0, "approvalPolicy": 1},
+            "session header uses retired policy baseline fields",
         ),
     ],
 )

@@ -125,6 +125,15 @@ def test_a_torn_compressed_frame_keeps_its_complete_lines_as_recovered() -> None
 def test_a_bad_line_inside_a_complete_frame_is_corruption_even_at_the_end() -> None:
     data = compressed(encode_event_line(event(0)), b'{"type":"user/message"}\n')
     with pytest.raises(
-        CorruptLog, match=r'Zstandard session log "log" line 3: not a session event'
+        CorruptLog, match=r'Zstandard session log "log" line 3: seq gap \(expected 1, got null\)'
     ):
         read_transcript(data, "s1", "log", compressed=True)
+
+
+def test_a_well_formed_line_in_sequence_is_committed_even_with_a_bad_envelope() -> None:
+    """Only a line's seq makes it torn; restore refuses a bad envelope, naming its line."""
+    odd = {**event(1), "ignorable": False}
+    plain_log = plain(encode_event_line(event(0)), encode_event_line(odd))
+    assert read_transcript(plain_log, "s1", "log", compressed=False)[1:] == ([event(0), odd], None)
+    frames = compressed(encode_event_line(event(0)), encode_event_line(odd))
+    assert read_transcript(frames, "s1", "log", compressed=True)[1:] == ([event(0), odd], None)

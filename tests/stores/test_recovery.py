@@ -90,15 +90,15 @@ def test_a_bad_record_before_a_turn_end_is_corruption() -> None:
             "seq gap (expected 1, got 5)",
         ),
         (
-            Record(event={"type": "x", "seq": 1}, problem=None, position=100, line=3),
-            "not a session event",
+            Record(event={"type": "x", "data": {}}, problem=None, position=100, line=3),
+            "seq gap (expected 1, got null)",
         ),
         (
-            Record(event=event(1, extra_key=True), problem=None, position=100, line=3),
-            "not a session event",
+            Record(event={**event(1), "seq": "1"}, problem=None, position=100, line=3),
+            "seq gap (expected 1, got 1)",
         ),
     ],
-    ids=["seq-gap", "no-data", "extra-envelope-key"],
+    ids=["seq-gap", "no-seq", "string-seq"],
 )
 def test_a_parsed_record_that_is_not_the_next_event_is_bad(record: Record, problem: str) -> None:
     records = [good(0, "turn/start"), record, good(2, "turn/end")]
@@ -106,6 +106,26 @@ def test_a_parsed_record_that_is_not_the_next_event_is_bad(record: Record, probl
         committed_prefix(records, location=LOG, session_id="s1")
     _, torn = committed_prefix(records[:2], location=LOG, session_id="s1")
     assert torn == TornTail(position=100, reason=f"line 3: {problem}")
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"type": "x", "seq": 1, "time": 0},  # no data
+        {**event(1), "extra": True},
+        {**event(1), "ignorable": False},
+    ],
+    ids=["no-data", "extra-envelope-key", "ignorable-false"],
+)
+def test_a_well_formed_record_in_sequence_is_committed_whatever_its_envelope(
+    record: dict[str, object],
+) -> None:
+    """A torn write leaves an unparsable line, never a wrong but well-formed one: such a record
+    is committed data, refused later with its location (``restore``), never dropped here."""
+    records = [good(0, "turn/start"), Record(event=record, problem=None, position=100, line=3)]
+    events, torn = committed_prefix(records, location=LOG, session_id="s1")
+    assert torn is None
+    assert events[1] is record
 
 
 def test_sql_records_are_located_by_seq() -> None:
@@ -121,13 +141,9 @@ def test_sql_records_are_located_by_seq() -> None:
 # --- the version gate -----------------------------------------------------------------------
 
 
-def never(version: int) -> bool:
-    return False
-
-
-def test_the_current_version_is_read() -> None:
-    assert check_format_version(FORMAT_VERSION, "s1", LOG, never) == 4
-    assert check_format_version(2, "s1", LOG, lambda version: version >= 1) == 2
+@pytest.mark.parametrize("version", [0, 1, 2, 3, FORMAT_VERSION])
+def test_the_current_version_and_every_one_the_chain_upgrades_are_read(version: int) -> None:
+    assert check_format_version(version, "s1", LOG) == version
 
 
 @pytest.mark.parametrize(
@@ -146,12 +162,6 @@ def test_the_current_version_is_read() -> None:
             "by a newer harness — upgrade agentlog to open it",
         ),
         (
-            0,
-            LOG,
-            'session "s1" uses log format v0, older than the supported v4, and this build ships '
-            f'no upgrade path for it (raw log: "{LOG}")',
-        ),
-        (
             -1,
             None,
             'session "s1" uses log format v-1, older than the supported v4, and this build ships '
@@ -165,7 +175,7 @@ def test_the_current_version_is_read() -> None:
 )
 def test_unreadable_versions_are_refused(version: object, location: str | None, text: str) -> None:
     with pytest.raises(FormatVersionError) as refused:
-        check_format_version(version, "s1", location, never)
+        check_format_version(version, "s1", location)
     assert str(refused.value) == text
     assert (refused.value.version, refused.value.path) == (version, location)
 

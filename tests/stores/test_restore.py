@@ -28,9 +28,12 @@ STEP = [
 
 
 def restore(stored: StoredLog, *, repair: bool = True) -> Any:
-    return restore_session(
+    restored = restore_session(
         stored.header["id"], stored, repair=repair, projections=(IMAGE_OFFLOAD,), clock=clock
     )
+    assert restored.migrated_from is None
+    assert restored.stored_events == len(stored.events)
+    return restored.session
 
 
 def test_a_closed_log_restores_as_it_is_plus_the_end_seed_marker() -> None:

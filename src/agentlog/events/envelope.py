@@ -140,12 +140,11 @@ class Event(FrozenDict):
         return event
 
 
-def event_from_owned_wire(wire: dict[str, Any], *, envelope_checked: bool = False) -> Event:
+def event_from_owned_wire(wire: dict[str, Any]) -> Event:
     """``Event.from_wire`` for a wire dict nobody else holds (a record a store just parsed).
 
     Same checks, but the dict is frozen and becomes the event in place when it can, so loading
-    a log does not copy every record (``agentlog.values.freeze_owned``). A caller that already
-    checked the envelope of this very dict (the torn-tail scan) says so to skip a second check.
+    a log does not copy every record (``agentlog.values.freeze_owned``).
 
     Raises:
         agentlog.NotLosslessJson: when ``wire`` is not lossless JSON.
@@ -154,7 +153,7 @@ def event_from_owned_wire(wire: dict[str, Any], *, envelope_checked: bool = Fals
     if type(wire) is Event:
         return wire
     frozen = freeze_owned(wire)
-    if not envelope_checked and not envelope_is_valid(frozen):
+    if not envelope_is_valid(frozen):
         raise EventRejected(
             "session event has an invalid event envelope",
             event_type=frozen.get("type") if isinstance(frozen, dict) else None,

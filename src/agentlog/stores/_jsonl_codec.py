@@ -14,6 +14,8 @@ from typing import Any, Final
 
 import orjson
 
+from agentlog.errors import NotLosslessJson
+from agentlog.stores.recovery import UNREPRESENTABLE
 from agentlog.values import JsonValue, dumps, is_seq, loads
 
 _orjson_loads = orjson.loads
@@ -62,11 +64,15 @@ def header_problem(record: object) -> str | None:
     """Why a parsed first line is not a session header record, or ``None``."""
     if not isinstance(record, dict) or record.get("type") != "session":
         return "first line is not a session header"
+    if type(record.get("version")) not in (int, float):
+        return "session header has no numeric version"
     if type(record.get("id")) is not str:
         return "session header has no string id"
     depth = record.get("delegationDepth")
     if not is_seq(depth):
         return "session header delegationDepth must be a non-negative safe integer"
+    if "sandboxMode" in record or "approvalPolicy" in record:
+        return "session header uses retired policy baseline fields"
     return None
 
 
@@ -122,6 +128,8 @@ def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         try:
             record = loads(line)  # lone surrogates, deep nesting: the exact fallbacks
         except ValueError as exc:
+            if isinstance(exc, NotLosslessJson) and exc.well_formed:
+                return None, f"{UNREPRESENTABLE} ({exc})"
             return None, f"unparsable line ({exc})"
     if type(record) is not dict:
         return None, "line is not a JSON object"

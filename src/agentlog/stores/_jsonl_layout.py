@@ -17,6 +17,7 @@ __all__ = [
     "NO_CWD",
     "encode_segment",
     "log_name",
+    "parse_log_name",
     "project_key",
     "session_dir",
 ]
@@ -26,6 +27,7 @@ LOCK_NAME: Final = "session.lock"
 _SAFE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _SEPARATORS: Final = re.compile(r"[/\\:]+")
 _MAX_SEGMENT: Final = 255
+_LOG_NAME: Final = re.compile(r"session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?")
 
 
 def _utf16_units(text: str) -> list[int]:
@@ -74,6 +76,18 @@ def log_name(version: int, compressed: bool) -> str:
     """
     stem = "session.jsonl" if version == 0 else f"session.v{version}.jsonl"
     return stem + ".zstd" if compressed else stem
+
+
+def parse_log_name(name: str) -> tuple[int, bool] | None:
+    """The format version and compression of a canonical transcript name, else None.
+
+    ``session.jsonl`` is format 0, ``session.v<N>.jsonl`` format N (no leading zeros; ``.v0``
+    is not canonical); ``.zstd`` marks compression (spec/persistence.md §3.11).
+    """
+    match = _LOG_NAME.fullmatch(name)
+    if match is None:
+        return None
+    return int(match[1] or 0), match[2] is not None
 
 
 def session_dir(root: Path, session_id: str, cwd: str | None) -> Path:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 from agentlog.errors import CorruptLog
+from agentlog.formats import ROW_TYPES, MalformedChunkRow, decode_storage_record
 from agentlog.stores._jsonl_codec import decode_event_line, header_problem
 from agentlog.stores._zstd_frames import decode_frames, recover_torn_frame, scan_frames
 from agentlog.stores.base import TornTail
@@ -28,6 +29,9 @@ from agentlog.values import loads
 __all__ = ["read_transcript"]
 
 _logger = logging.getLogger("agentlog.stores")
+
+_FIRST_UNPACKED_VERSION: Final = 2
+"""Format 2 stores one event per line; formats 0 and 1 may store packed chunk rows."""
 
 Transcript = tuple[dict[str, Any], list[Mapping[str, Any]], TornTail | None]
 """The header record, the committed events, and the torn tail (if any)."""
@@ -52,6 +56,10 @@ def read_transcript(
     if not header_line.endswith(b"\n"):
         raise CorruptLog(f'empty or header-less session log "{location}"', path=location, line=1)
     header = _read_header(header_line, session_id, location)
+    if header["version"] < _FIRST_UNPACKED_VERSION:
+        # Formats 0 and 1 may pack chunk runs into rows: read them the thorough way.
+        legacy = list(_scan_lines(file.read(), offset=len(header_line), first_line=2, rows=True))
+        return header, *committed_prefix(legacy, location=location, session_id=session_id)
     events: list[Mapping[str, Any]] = []
     append, decode, problem_of = events.append, decode_event_line, event_problem
     for line in file:
@@ -67,7 +75,7 @@ def read_transcript(
     # every remaining line as a located record. Rare, so the slow, thorough path is fine here.
     position = file.tell() - len(line)
     rest = line + file.read()
-    records = list(_scan_lines(rest, offset=position, first_line=len(events) + 2))
+    records = list(_scan_lines(rest, offset=position, first_line=len(events) + 2, rows=False))
     tail, torn = committed_prefix(
         records, location=location, session_id=session_id, first_seq=len(events)
     )
@@ -76,22 +84,35 @@ def read_transcript(
 
 
 def _decode_lines(
-    lines: Iterable[bytes], events: list[Mapping[str, Any]]
+    lines: Iterable[bytes], events: list[Mapping[str, Any]], *, rows: bool
 ) -> tuple[int, str] | None:
-    """Append each line's event to ``events`` while it is the next good one.
+    """Append each line's events to ``events`` while they are the next good ones.
+
+    With ``rows``, a packed chunk row (formats 0 and 1) stands for its member events.
 
     Returns:
         ``None`` when every line was good, else the index of the first bad line and why.
     """
     for index, line in enumerate(lines):
-        event, problem = decode_event_line(line)
-        if problem is None:
-            problem = event_problem(event, len(events))
-        if problem is not None:
-            return index, problem
-        assert event is not None
-        events.append(event)
+        for event, problem in _line_events(line, rows=rows):
+            if problem is None:
+                problem = event_problem(event, len(events))
+            if problem is not None:
+                return index, problem
+            assert event is not None
+            events.append(event)
     return None
+
+
+def _line_events(line: bytes, *, rows: bool) -> list[tuple[dict[str, Any] | None, str | None]]:
+    """The events of one line (a row's members, when ``rows``), or why it holds none."""
+    event, problem = decode_event_line(line)
+    if not rows or event is None or event.get("type") not in ROW_TYPES:
+        return [(event, problem)]
+    try:
+        return [(member, None) for member in decode_storage_record(event)]
+    except MalformedChunkRow as exc:
+        return [(None, str(exc))]
 
 
 def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
@@ -114,19 +135,22 @@ def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
             offset=0,
         )
     header = _read_header(header_line, session_id, location)
+    rows = header["version"] < _FIRST_UNPACKED_VERSION
     events: list[Mapping[str, Any]] = []
     pending = b""  # a line a writer split across frames
+    lines_read = 1  # the header
     for text in frames:
         lines = (pending + text).split(b"\n")
         pending = lines.pop()
-        bad = _decode_lines(lines, events)
+        bad = _decode_lines(lines, events, rows=rows)
         if bad is not None:
-            line = len(events) + 2
+            line = lines_read + bad[0] + 1
             raise CorruptLog(
                 f'corrupt Zstandard session log "{location}" line {line}: {bad[1]}',
                 path=location,
                 line=line,
             )
+        lines_read += len(lines)
     if pending:
         raise CorruptLog(
             f'corrupt Zstandard session log "{location}": complete frame contains a torn JSONL '
@@ -139,7 +163,8 @@ def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
         'session log "%s": dropping a torn Zstandard frame at byte %d', location, scan.torn_start
     )
     recovered: list[Mapping[str, Any]] = list(events)
-    _decode_lines(recover_torn_frame(data[scan.torn_start :]).split(b"\n")[:-1], recovered)
+    recovered_text = recover_torn_frame(data[scan.torn_start :])
+    _decode_lines(recovered_text.split(b"\n")[:-1], recovered, rows=rows)
     torn = TornTail(
         position=scan.torn_start,
         reason=f"torn Zstandard frame at byte {scan.torn_start}",
@@ -154,8 +179,8 @@ def _read_header(line: bytes, session_id: str, location: str) -> dict[str, Any]:
         record = loads(line)
     except ValueError:
         record = None
-    if isinstance(record, dict) and type(record.get("version")) is int:
-        check_format_version(record["version"], session_id, location, lambda _version: False)
+    if isinstance(record, dict) and type(record.get("version")) in (int, float):
+        check_format_version(record["version"], session_id, location)
     problem = header_problem(record)
     if problem is not None:
         raise CorruptLog(
@@ -173,10 +198,11 @@ def _read_header(line: bytes, session_id: str, location: str) -> dict[str, Any]:
     return record
 
 
-def _scan_lines(data: bytes, *, offset: int, first_line: int) -> Iterator[Record]:
-    """One record per line of ``data``, which starts at byte ``offset`` of the file.
+def _scan_lines(data: bytes, *, offset: int, first_line: int, rows: bool) -> Iterator[Record]:
+    """Records for the lines of ``data``, which starts at byte ``offset`` of the file.
 
-    A final fragment without a newline is a torn write.
+    A packed row (with ``rows``) gives one record per member event. A final fragment without
+    a newline is a torn write.
     """
     position, line_number = 0, first_line
     end = len(data)
@@ -190,6 +216,6 @@ def _scan_lines(data: bytes, *, offset: int, first_line: int) -> Iterator[Record
                 line=line_number,
             )
             return
-        event, problem = decode_event_line(data[position:newline])
-        yield Record(event=event, problem=problem, position=offset + position, line=line_number)
+        for event, problem in _line_events(data[position:newline], rows=rows):
+            yield Record(event=event, problem=problem, position=offset + position, line=line_number)
         position, line_number = newline + 1, line_number + 1

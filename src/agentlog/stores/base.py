@@ -45,8 +45,8 @@ class StoredLog:
     """The file path, for messages."""
     first_line: int | None = None
     """Line number of ``events[0]`` in the file (events are one per line), for messages."""
-    envelopes_checked: bool = False
-    """Whether the backend already checked every event's envelope (the torn-tail scan)."""
+    migrated_from: int | None = None
+    """For a log migrated in memory: the format version it was stored in."""
 
     def where(self, index: int) -> str:
         """Locate event ``index`` for an error message: ``"<path>" line N`` or ``seq N``."""

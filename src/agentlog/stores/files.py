@@ -19,7 +19,11 @@ class TranscriptFile(JsonlBackend):
     def __init__(self, file: Path) -> None:
         super().__init__(file.parent, compressed=file.name.endswith(".zstd"), url=f"file:{file}")
         self.file = file
-        header = loads(self._first_line(file))
+        line = self._first_line(file)
+        try:
+            header = loads(line)
+        except ValueError:
+            header = None
         if not isinstance(header, dict) or type(header.get("id")) is not str:
             raise CorruptLog(
                 f'corrupt session log "{file}" line 1: first line is not a session header',

@@ -34,6 +34,7 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
+from agentlog.formats import FORMAT_VERSION
 from agentlog.stores._durable_files import (
     fsync_dir,
     make_dirs,
@@ -47,15 +48,20 @@ from agentlog.stores._jsonl_codec import (
     encode_header_line,
     header_problem,
 )
-from agentlog.stores._jsonl_layout import LOCK_NAME, encode_segment, log_name, session_dir
+from agentlog.stores._jsonl_find import (
+    check_layout,
+    find_transcript,
+    first_line,
+    generation,
+    glob_escape,
+    transcript_in,
+)
+from agentlog.stores._jsonl_layout import LOCK_NAME, log_name, session_dir
 from agentlog.stores._jsonl_read import read_transcript
 from agentlog.stores._zstd_frames import (
-    decode_frames,
     encode_frame,
-    scan_frames,
 )
 from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
-from agentlog.stores.recovery import FORMAT_VERSION
 from agentlog.values import JsonValue, loads
 
 __all__ = ["JsonlBackend"]
@@ -114,47 +120,14 @@ class JsonlBackend(Backend):
         self.root = root
         self.compressed = compressed
         self._name = log_name(FORMAT_VERSION, compressed)
-        self._other_name = log_name(FORMAT_VERSION, not compressed)
         if root.exists() and not root.is_dir():
             raise StoreError(f'store root "{root}" is not a directory')
 
     # --- finding --------------------------------------------------------------------------
 
     def _find(self, session_id: str) -> Path | None:
-        """The transcript of ``session_id``, searched in every project directory."""
-        try:
-            segment = encode_segment(session_id)
-        except ValueError as exc:
-            # An id no directory can be named after (empty, or too long once escaped): refuse it
-            # here, before the root is even looked at, so create() fails up front and every
-            # caller gets a StoreError rather than a bare ValueError.
-            raise StoreError(str(exc), session_id=session_id) from None
-        if not self.root.is_dir():
-            return None
-        found = [
-            path
-            for directory in self.root.glob(f"*/{_glob_escape(segment)}")
-            for path in (directory / self._name, directory / self._other_name)
-            if path.is_file()
-        ]
-        if not found:
-            return None
-        if len(found) > 1:
-            raise CorruptLog(
-                f'duplicate JSONL session id "{session_id}" appears in multiple places: '
-                + ", ".join(f'"{path}"' for path in found),
-                session_id=session_id,
-                path=str(found[0]),
-            )
-        path = found[0]
-        if path.name != self._name:
-            raise StoreError(
-                f'session artifact "{path}" uses {path.suffixes[-1]}, but this store is '
-                f"{self.url!r}; use a store URL with the matching compression",
-                session_id=session_id,
-                path=str(path),
-            )
-        return path
+        """The transcript of ``session_id`` (its highest generation), or None."""
+        return find_transcript(self.root, session_id, compressed=self.compressed, url=self.url)
 
     def exists(self, session_id: str) -> bool:
         """Whether a transcript of ``session_id`` exists."""
@@ -249,7 +222,7 @@ class JsonlBackend(Backend):
             )
         # Temporary files of writers that died before publishing: this lease's holder is the
         # only one who may publish here, so whatever is left over is theirs and unpublished.
-        for leftover in path.parent.glob(f"{_glob_escape(path.name)}.*.tmp"):
+        for leftover in path.parent.glob(f"{glob_escape(path.name)}.*.tmp"):
             with contextlib.suppress(OSError):
                 leftover.unlink()
         header_line = encode_header_line(header)
@@ -269,8 +242,11 @@ class JsonlBackend(Backend):
             # project directory's session.lock, so publishing is serialized on the store root
             # and refused when the id was published anywhere meanwhile.
             with root_locked(self.root):
+                # An older generation in this very directory is the log being migrated.
                 elsewhere = self._find(lease.session_id)
-                if elsewhere is not None:
+                if elsewhere is not None and (
+                    elsewhere.parent != path.parent or not _older(elsewhere)
+                ):
                     raise SessionAlreadyExists(
                         f'session "{lease.session_id}" already has a log at "{elsewhere}"',
                         session_id=lease.session_id,
@@ -303,13 +279,21 @@ class JsonlBackend(Backend):
             header, events, torn = read_transcript(
                 file, session_id, location, compressed=self.compressed
             )
+        named = generation(path)
+        if named is not None and header["version"] != named:
+            raise CorruptLog(
+                f'corrupt session log "{location}" line 1: header version {header["version"]} '
+                f"does not match the file name's format v{named}",
+                session_id=session_id,
+                path=location,
+                line=1,
+            )
         return StoredLog(
             header=header,
             events=events,
             torn=torn,
             location=location,
             first_line=2,
-            envelopes_checked=True,
         )
 
     @_os_errors
@@ -318,8 +302,11 @@ class JsonlBackend(Backend):
         infos: list[SessionInfo] = []
         if not self.root.is_dir():
             return infos
-        self._check_layout()
-        for path in self.root.glob(f"*/*/{_glob_escape(self._name)}"):
+        check_layout(self.root, compressed=self.compressed, url=self.url)
+        for directory in self.root.glob("*/*"):
+            path = transcript_in(directory, compressed=self.compressed, url=self.url)
+            if path is None:
+                continue
             try:
                 header = loads(self._first_line(path))
             except (CorruptLog, ValueError, OSError) as exc:
@@ -340,40 +327,11 @@ class JsonlBackend(Backend):
             )
         return infos
 
-    def _check_layout(self) -> None:
-        """A root holds one encoding, in project/session directories (spec/persistence.md §3.2).
-
-        Raises:
-            StoreError: for a transcript of the other encoding, or a flat legacy file.
-        """
-        other = next(self.root.glob(f"*/*/{_glob_escape(self._other_name)}"), None)
-        if other is not None:
-            raise StoreError(
-                f'session artifact "{other}" uses {other.suffixes[-1]}, but this store is '
-                f"{self.url!r}; use a separate root or the matching compression",
-                path=str(other),
-            )
-        flat = next((p for p in self.root.glob("*/*.jsonl*") if p.is_file()), None)
-        if flat is not None:
-            raise StoreError(
-                f'session artifact "{flat}" uses the unsupported flat-file layout; use a separate '
-                "root or move it into a project/session directory before loading",
-                path=str(flat),
-            )
-
     def _first_line(self, path: Path) -> bytes:
-        if not self.compressed:
-            with path.open("rb") as file:
-                line = file.readline()
-            if not line.endswith(b"\n"):
-                raise CorruptLog(f'empty or header-less session log "{path}"', path=str(path))
-            return line
-        data = path.read_bytes()
-        scan = scan_frames(data, path=str(path), max_frames=1)
-        if not scan.frames:
-            raise CorruptLog(f'empty or header-less Zstandard session log "{path}"', path=str(path))
-        return next(iter(decode_frames(data, scan, path=str(path))))
+        return first_line(path, compressed=self.compressed)
 
 
-def _glob_escape(segment: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in segment)
+def _older(path: Path) -> bool:
+    """Whether ``path`` is a transcript of an older format (one a migration continues from)."""
+    named = generation(path)
+    return named is not None and named < FORMAT_VERSION

@@ -12,15 +12,18 @@ that committed data was damaged: then the log is corrupt and refused, never sile
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from agentlog.errors import CorruptLog, FormatVersionError
-from agentlog.events import envelope_is_valid, is_declared
+from agentlog.events import is_declared
+from agentlog.formats import FORMAT_VERSION
 from agentlog.stores.base import TornTail
+from agentlog.values import js_text
 
 __all__ = [
     "FORMAT_VERSION",
+    "UNREPRESENTABLE",
     "Record",
     "check_format_version",
     "check_known_types",
@@ -31,8 +34,8 @@ __all__ = [
 
 _logger = logging.getLogger("agentlog.stores")
 
-FORMAT_VERSION: Final = 4
-"""The session format version agentlog writes."""
+UNREPRESENTABLE: Final = "a value outside the lossless JSON domain"
+"""The problem of a well-formed record agentlog cannot hold: committed data, never torn."""
 
 
 class Record(NamedTuple):
@@ -70,6 +73,15 @@ def committed_prefix(
             assert record.event is not None
             events.append(record.event)
             continue
+        if problem.startswith(UNREPRESENTABLE):
+            # Well-formed JSON is a whole record, so committed: refuse rather than drop it.
+            where = f'"{location}" {unit} {record.line}' if location else f"{unit} {record.line}"
+            raise CorruptLog(
+                f"corrupt session log {where}: {problem}",
+                session_id=session_id,
+                path=location,
+                line=record.line,
+            )
         for later in records[index + 1 :]:
             if later.event is not None and later.event.get("type") == "turn/end":
                 where = (
@@ -97,25 +109,28 @@ def committed_prefix(
 
 
 def event_problem(event: Mapping[str, Any] | None, index: int) -> str | None:
-    """Why a parsed record is not event ``index`` of a log (bad envelope, wrong seq), or None."""
-    if not envelope_is_valid(event):
-        return "not a session event"
-    assert event is not None
-    if event["seq"] != index:
-        return f"seq gap (expected {index}, got {event['seq']})"
+    """Why a parsed record cannot be event ``index`` of a log (its seq is out of line), or None.
+
+    Only the seq decides (spec/persistence.md §3.5): a record in sequence is committed data,
+    so a bad envelope or payload in it is refused when the session is built, never dropped as a
+    torn tail — a torn write leaves an unparsable line, not a well-formed wrong one.
+    """
+    seq = event.get("seq") if isinstance(event, Mapping) else None
+    if type(seq) not in (int, float) or seq != index:
+        return f"seq gap (expected {index}, got {js_text(seq)})"
     return None
 
 
-def check_format_version(
-    version: object, session_id: str, location: str | None, readable: Callable[[int], bool]
-) -> int:
-    """Refuse a header version this build cannot read (spec/persistence.md §2.8, §5.1).
+def check_format_version(version: object, session_id: str, location: str | None) -> int:
+    """Refuse a header version this build cannot read (spec/persistence.md §2.8, §5.2).
+
+    Every older version down to 0 is readable: the migration chain (``agentlog.formats``)
+    starts there.
 
     Args:
         version: The stored ``version``.
         session_id: For the message.
         location: The raw log, appended to the message when known.
-        readable: Whether an older version can be read (the migration chain covers it).
 
     Raises:
         FormatVersionError: direction-aware text naming the raw log.
@@ -137,7 +152,7 @@ def check_format_version(
             path=location,
             version=version,
         )
-    if version < FORMAT_VERSION and (version < 0 or not readable(version)):
+    if version < 0:
         raise FormatVersionError(
             f'session "{session_id}" uses log format v{version}, older than the supported '
             f"v{FORMAT_VERSION}, and this build ships no upgrade path for it{suffix}",

@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentlog.errors import CorruptLog, EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import Event, event_from_owned_wire
+from agentlog.formats import FORMAT_VERSION, Artifact, migrate
 from agentlog.lifecycle import open_turn_closers
 from agentlog.session import Session
 from agentlog.stores.base import StoredLog
@@ -26,7 +27,18 @@ from agentlog.stores.recovery import (
 )
 from agentlog.surface import MessageProjection
 
-__all__ = ["collector_paused", "restore_session"]
+__all__ = ["Restored", "collector_paused", "restore_session"]
+
+
+class Restored(NamedTuple):
+    """A stored log rebuilt as a session."""
+
+    session: Session
+    """The session: the stored (or migrated) events, then any repair closers and the marker."""
+    stored_events: int
+    """How many leading events of the session are the log's own (after migration, if any)."""
+    migrated_from: int | None
+    """The stored format version when the log was migrated in memory, else ``None``."""
 
 
 def restore_session(
@@ -36,8 +48,8 @@ def restore_session(
     repair: bool,
     projections: tuple[MessageProjection, ...],
     clock: Callable[[], int],
-) -> Session:
-    """Validate a stored log and build its session.
+) -> Restored:
+    """Validate a stored log (migrating an older format in memory) and build its session.
 
     Args:
         session_id: The session read.
@@ -49,23 +61,22 @@ def restore_session(
 
     Raises:
         FormatVersionError: for an unreadable version or an undeclared, required event type.
+        MigrationRefused: for an older log its upgrade cannot carry forward.
         CorruptLog: for an invalid stored event or header, naming where it is.
     """
-    check_format_version(
-        stored.header.get("version"), session_id, stored.location, lambda _version: False
-    )
+    version = check_format_version(stored.header.get("version"), session_id, stored.location)
     records = [*stored.events, *(stored.torn.recovered if stored.torn else ())]
+    migrated_from = None
+    if version < FORMAT_VERSION:
+        stored, migrated_from = _migrated(stored, records), version
+        records = list(stored.events)
     check_known_types(records, session_id, stored.location)
     with collector_paused():
-        checked = stored.envelopes_checked
-        events = [
-            _event(session_id, stored, index, record, checked)
-            for index, record in enumerate(records)
-        ]
+        events = [_event(session_id, stored, index, record) for index, record in enumerate(records)]
         closers = open_turn_closers(events, "interrupted") if repair else []
         header = {key: value for key, value in stored.header.items() if key != "type"}
         try:
-            return Session.from_events(
+            session = Session.from_events(
                 session_id,
                 [*events, *closers],
                 header,
@@ -76,6 +87,22 @@ def restore_session(
             )
         except SeedRejected as exc:
             raise _corrupt(session_id, stored, exc.index, exc) from exc
+    return Restored(session, len(events), migrated_from)
+
+
+def _migrated(stored: StoredLog, records: list[Mapping[str, Any]]) -> StoredLog:
+    """``stored`` brought to the current format by the migration chain (in memory).
+
+    Errors found later name seqs of the migrated log: its lines are no longer the file's.
+    """
+    header = {key: value for key, value in stored.header.items() if key != "type"}
+    artifact = migrate(Artifact(header=header, events=records), location=stored.location)
+    return StoredLog(
+        header=artifact.header,
+        events=artifact.events,
+        location=stored.location,
+        migrated_from=header["version"],
+    )
 
 
 def _event(
@@ -83,14 +110,10 @@ def _event(
     stored: StoredLog,
     index: int,
     record: Mapping[str, Any],
-    envelope_checked: bool,
 ) -> Event:
     """One stored record as a checked event (frozen in place: the record is the backend's)."""
     try:
-        return event_from_owned_wire(
-            record,  # type: ignore[arg-type]  # a dict the backend just parsed
-            envelope_checked=envelope_checked,
-        )
+        return event_from_owned_wire(record)  # type: ignore[arg-type]  # the backend's own dict
     except (EventRejected, NotLosslessJson) as exc:
         raise _corrupt(session_id, stored, index, exc) from exc
 
@@ -104,6 +127,8 @@ def _corrupt(session_id: str, stored: StoredLog, index: int | None, cause: Excep
         where, line = f'"{stored.location}" line 1 (the header)', 1
     else:
         where = "its header"
+    if stored.migrated_from is not None:
+        where += f" (of its migration from format v{stored.migrated_from})"
     return CorruptLog(
         f'stored session "{session_id}" failed validation at {where}: {cause}',
         session_id=session_id,

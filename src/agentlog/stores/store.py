@@ -26,13 +26,11 @@ from agentlog.errors import (
     SessionLocked,
     SessionNotFound,
 )
+from agentlog.formats import FORMAT_VERSION
 from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_closers
 from agentlog.session import Session, wall_clock
 from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog
-from agentlog.stores.recovery import (
-    FORMAT_VERSION,
-)
-from agentlog.stores.restore import collector_paused, restore_session
+from agentlog.stores.restore import Restored, collector_paused, restore_session
 from agentlog.stores.writer import Batcher, Writer
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 
@@ -129,16 +127,24 @@ class Store:
             try:
                 with collector_paused():
                     stored = self._backend.read(session_id)
-                    session = self._restore(session_id, stored, repair=True)
-                repaired = list(session.events)[len(stored.events) :]
-                if repaired or stored.torn is not None:
-                    self._backend.append(
-                        lease,
-                        session.header,
-                        repaired,
-                        next_seq=len(stored.events),
-                        truncate=stored.torn,
-                    )
+                    restored = self._restore(session_id, stored, repair=True)
+                session = restored.session
+                if restored.migrated_from is not None:
+                    # Migrate-on-continue: the whole converted log becomes a new format-4
+                    # artifact beside the untouched original (spec/persistence.md §5.5).
+                    self._backend.append(lease, session.header, list(session.events), next_seq=0)
+                else:
+                    # Events salvaged from a torn tail are rewritten with the closers.
+                    committed = len(stored.events)
+                    repaired = list(session.events)[committed:]
+                    if repaired or stored.torn is not None:
+                        self._backend.append(
+                            lease,
+                            session.header,
+                            repaired,
+                            next_seq=committed,
+                            truncate=stored.torn,
+                        )
             except BaseException:
                 lease.release()
                 raise
@@ -175,7 +181,8 @@ class Store:
             if not self._backend.exists(session_id):
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
             with collector_paused():
-                return self._restore(session_id, self._backend.read(session_id), repair=True)
+                stored = self._backend.read(session_id)
+                return self._restore(session_id, stored, repair=True).session
 
     def list(self) -> list[SessionInfo]:
         """Every stored session (created sessions appear after their first append)."""
@@ -211,12 +218,12 @@ class Store:
                 source_header = live[0].header
             elif self._backend.exists(session_id):
                 stored = self._backend.read(session_id)
-                source = self._restore(session_id, stored, repair=False)
+                restored = self._restore(session_id, stored, repair=False)
                 # The rebuilt view ends with the end-seed marker a resume would add; that event
                 # is not in the stored log, so the child must not inherit it (nor may a boundary
                 # name it): the child's prefix is exactly what the source has stored.
-                kept = len(stored.events) + (len(stored.torn.recovered) if stored.torn else 0)
-                events, source_header = source.events[:kept], source.header
+                source = restored.session
+                events, source_header = source.events[: restored.stored_events], source.header
             else:
                 raise SessionForkError(
                     f'session "{session_id}" not found',
@@ -318,7 +325,7 @@ class Store:
             on_close=released,
         )
 
-    def _restore(self, session_id: str, stored: StoredLog, *, repair: bool) -> Session:
+    def _restore(self, session_id: str, stored: StoredLog, *, repair: bool) -> Restored:
         return restore_session(
             session_id, stored, repair=repair, projections=self._projections, clock=self._clock
         )

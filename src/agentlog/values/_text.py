@@ -56,10 +56,14 @@ def loads(text: bytes | str) -> Any:
         return json.loads(source, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         pass
+    except _Overflow as exc:
+        raise NotLosslessJson(str(exc), reason=str(exc), well_formed=True) from None
     except ValueError:
         raise NotLosslessJson(f"invalid JSON text: {first_error}", reason=first_error) from None
     try:
         return _decode_walk(source)
+    except _Overflow as exc:
+        raise NotLosslessJson(str(exc), reason=str(exc), well_formed=True) from None
     except ValueError as exc:
         raise NotLosslessJson(f"invalid JSON text: {exc}", reason=str(exc)) from None
 
@@ -68,10 +72,14 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+class _Overflow(ValueError):
+    """A number the JSON grammar allows but no double can hold (``1e400``)."""
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if value - value != 0.0:
-        raise ValueError(f"number {text} overflows a double")
+        raise _Overflow(f"number {text} overflows a double")
     return value
 
 
@@ -161,7 +169,7 @@ def _decode_walk(s: str) -> Any:
             text = number.group()
             value = float(text) if number.group(1) or number.group(2) else int(text)
             if isinstance(value, float) and value - value != 0.0:
-                raise ValueError(f"number {text} overflows a double at char {pos}")
+                raise _Overflow(f"number {text} overflows a double at char {pos}")
             pos = number.end()
         else:
             for literal, literal_value in _LITERALS.items():
