@@ -59,6 +59,8 @@ PUBLIC_API = {
     "open_store", "load_file", "Store", "SessionInfo", "StoreError", "SessionNotFound",
     "SessionAlreadyExists", "SessionLocked", "ConcurrentWriteError", "FormatVersionError",
     "CorruptLog",
+    # formats (issue 5): the refusal of an older log, and what continuing one converts
+    "MigrationRefused", "MigrationPlan",
 }  # fmt: skip
 
 

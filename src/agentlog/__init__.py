@@ -12,6 +12,7 @@ from agentlog.errors import (
     FormatVersionError,
     InvalidHistory,
     InvariantError,
+    MigrationRefused,
     NotLosslessJson,
     SeedRejected,
     SessionAlreadyExists,
@@ -51,7 +52,7 @@ from agentlog.session import (
     fold_request_header,
     header_equals,
 )
-from agentlog.stores import SessionInfo, Store, load_file, open_store
+from agentlog.stores import MigrationPlan, SessionInfo, Store, load_file, open_store
 from agentlog.surface import (
     IMAGE_OFFLOAD,
     FoldResult,
@@ -80,6 +81,8 @@ __all__ = [
     "EventRejected",
     "FoldResult",
     "FormatVersionError",
+    "MigrationPlan",
+    "MigrationRefused",
     "InvalidHistory",
     "InvariantError",
     "MessageProjection",

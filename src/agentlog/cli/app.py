@@ -10,15 +10,18 @@ import json
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from agentlog.cli.demo import build_demo_session, demo_clock
+from agentlog.cli.migrate import describe, file_store, migrated_location
 from agentlog.cli.render import render_session
 from agentlog.errors import AgentlogError
 from agentlog.events import render_event_catalog
+from agentlog.formats import FORMAT_VERSION
 from agentlog.stores import Store, default_store_url, open_store
 
 __all__ = ["app"]
@@ -42,14 +45,20 @@ StoreOption = Annotated[
 
 
 @contextmanager
-def _store(url: str | None, **options: object) -> Iterator[Store]:
-    """Open the store for one command; turn library errors into ``Error: ...`` and exit 1."""
+def _reported() -> Iterator[None]:
+    """Turn a library error into ``Error: ...`` on stderr and exit status 1."""
     try:
-        with open_store(url, **options) as store:  # type: ignore[arg-type]  # typed options
-            yield store
+        yield
     except AgentlogError as exc:
         Console(stderr=True).print(f"[red]Error:[/red] {exc}", highlight=False, markup=True)
         raise typer.Exit(1) from None
+
+
+@contextmanager
+def _store(url: str | None, **options: object) -> Iterator[Store]:
+    """Open the store for one command, reporting library errors."""
+    with _reported(), open_store(url, **options) as store:  # type: ignore[arg-type]  # typed
+        yield store
 
 
 @app.command()
@@ -123,6 +132,63 @@ def show(session_id: str, store: StoreOption = None) -> None:
     with _store(store) as opened:
         session = opened.inspect(session_id)
     console.print(render_session(session, console.width))
+
+
+@app.command()
+def migrate(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="Session ids in the store, or transcript files. Default: every session of the "
+            "store stored in an older format.",
+            show_default=False,
+        ),
+    ] = None,
+    store: StoreOption = None,
+    write: Annotated[
+        bool,
+        typer.Option("--write", help="Publish the format-4 artifacts; without it, a dry run."),
+    ] = False,
+) -> None:
+    """Convert sessions stored in older dsh formats (v0–v3) to format 4.
+
+    A dry run unless --write: each session is read through the migration chain in memory and
+    summarised. --write continues each one, which writes its format-4 transcript beside the
+    original; the original is never changed.
+
+    Example: agentlog migrate --store jsonl:////home/me/.dsh/sessions --write
+    """
+    files = [Path(target) for target in targets or () if Path(target).is_file()]
+    ids = [target for target in targets or () if not Path(target).is_file()]
+    for file in files:
+        with _reported(), file_store(file) as (opened, session_id):
+            _migrate_one(opened, session_id, write)
+    if ids or not files:
+        with _store(store) as opened:
+            if not ids:
+                older = [i for i in opened.list() if i.version < FORMAT_VERSION]
+                ids = [info.id for info in older]
+                if not ids:
+                    typer.echo(f"{opened.url}: every session is in format {FORMAT_VERSION}")
+            for session_id in ids:
+                _migrate_one(opened, session_id, write)
+
+
+def _migrate_one(opened: Store, session_id: str, write: bool) -> None:
+    plan = opened.plan_migration(session_id)
+    for line in describe(plan):
+        typer.echo(line)
+    if not plan.needed:
+        return
+    target = migrated_location(plan) or "the store"
+    if Path(target).exists():
+        typer.echo(f"  already continued in {target}")
+        return
+    if write:
+        opened.open(session_id).close()
+        typer.echo(f"  wrote {target}")
+    else:
+        typer.echo(f"  would write {target} (dry run; --write to publish)")
 
 
 @app.command()

@@ -14,13 +14,14 @@ from agentlog.stores.files import load_file
 from agentlog.stores.jsonl import JsonlBackend
 from agentlog.stores.memory import MemoryBackend
 from agentlog.stores.sqlite import SqliteBackend
-from agentlog.stores.store import Store
+from agentlog.stores.store import MigrationPlan, Store
 from agentlog.stores.url import default_home, default_store_url, parse_store_url
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 
 __all__ = [
     "Backend",
     "Lease",
+    "MigrationPlan",
     "SessionInfo",
     "Store",
     "StoredLog",

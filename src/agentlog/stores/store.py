@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentlog.errors import (
@@ -34,7 +35,27 @@ from agentlog.stores.restore import Restored, collector_paused, restore_session
 from agentlog.stores.writer import Batcher, Writer
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 
-__all__ = ["Store"]
+__all__ = ["MigrationPlan", "Store"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MigrationPlan:
+    """What continuing a stored session would convert (``Store.plan_migration``)."""
+
+    session_id: str
+    stored_version: int
+    """The format version the session is stored in."""
+    stored_events: int
+    """How many events the stored log holds (a packed chunk row counts as its members)."""
+    session: Session
+    """The session as continuing it would begin: migrated and repaired, in memory only."""
+    location: str | None
+    """The stored artifact, for file stores."""
+
+    @property
+    def needed(self) -> bool:
+        """Whether the session is stored in an older format than the current one."""
+        return self.stored_version < FORMAT_VERSION
 
 
 class Store:
@@ -183,6 +204,32 @@ class Store:
             with collector_paused():
                 stored = self._backend.read(session_id)
                 return self._restore(session_id, stored, repair=True).session
+
+    def plan_migration(self, session_id: str) -> MigrationPlan:
+        """What continuing ``session_id`` would convert; nothing is written.
+
+        A session stored in an older format is migrated in memory (spec/persistence.md §5.5)
+        and repaired in the view, exactly as ``open`` would before publishing it.
+
+        Raises:
+            SessionNotFound, CorruptLog, FormatVersionError: as for ``open``.
+            MigrationRefused: when the chain cannot carry the log forward.
+        """
+        session_id = _checked_id(session_id)
+        with self._lock:
+            self._check_open()
+            if not self._backend.exists(session_id):
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            with collector_paused():
+                stored = self._backend.read(session_id)
+                restored = self._restore(session_id, stored, repair=True)
+            return MigrationPlan(
+                session_id=session_id,
+                stored_version=stored.header["version"],
+                stored_events=len(stored.events),
+                session=restored.session,
+                location=stored.location,
+            )
 
     def list(self) -> list[SessionInfo]:
         """Every stored session (created sessions appear after their first append)."""
