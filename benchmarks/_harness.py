@@ -35,11 +35,14 @@ __all__ = [
     "bootstrap_interval",
     "environment",
     "fig",
+    "gc_collections",
     "median",
+    "memory",
     "now_ns",
     "quiet_gc",
     "render",
     "render_markdown",
+    "reset_peak",
     "to_json",
 ]
 
@@ -130,6 +133,28 @@ class quiet_gc:
     def __exit__(self, *exc: object) -> None:
         gc.enable()
         gc.unfreeze()
+
+
+def memory() -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` (the resident set now and its high-water mark), in bytes."""
+    values: dict[str, int] = {}
+    with open("/proc/self/status", "rb") as file:
+        for line in file:
+            name, _, rest = line.partition(b":")
+            if name in (b"VmRSS", b"VmHWM"):
+                values[name.decode()] = int(rest.split()[0]) * 1024
+    return values
+
+
+def reset_peak() -> None:
+    """Reset ``VmHWM`` to the current resident set (Linux 4.0+), so the peak is the work's."""
+    with open("/proc/self/clear_refs", "w") as file:
+        file.write("5")
+
+
+def gc_collections() -> int:
+    """How many collections the cyclic garbage collector has run so far, all generations."""
+    return sum(generation["collections"] for generation in gc.get_stats())
 
 
 def _git(*args: str) -> str | None:

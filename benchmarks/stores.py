@@ -43,9 +43,12 @@ from benchmarks._harness import (
     Figure,
     bootstrap_interval,
     fig,
+    gc_collections,
     median,
+    memory,
     now_ns,
     quiet_gc,
+    reset_peak,
 )
 from benchmarks.core import message_turn, prose, realistic_turn
 
@@ -767,27 +770,6 @@ def _bench_replace(directory: Path, turns: list[Turn]) -> list[Benchmark]:
 _COLD_MODES: Final = ("open", "inspect", "raw-jsonl", "raw-sqlite", "raw-zstd")
 
 
-def _memory() -> dict[str, int]:
-    """``VmRSS`` and ``VmHWM`` (the resident set now and its high-water mark), in bytes."""
-    values: dict[str, int] = {}
-    with open("/proc/self/status", "rb") as file:
-        for line in file:
-            name, _, rest = line.partition(b":")
-            if name in (b"VmRSS", b"VmHWM"):
-                values[name.decode()] = int(rest.split()[0]) * 1024
-    return values
-
-
-def _collections() -> int:
-    return sum(generation["collections"] for generation in gc.get_stats())
-
-
-def _reset_peak() -> None:
-    """Reset ``VmHWM`` to the current resident set (Linux 4.0+), so the peak is the work's."""
-    with open("/proc/self/clear_refs", "w") as file:
-        file.write("5")
-
-
 def cold_work(mode: str, target: str, session_id: str) -> Callable[[], tuple[int, object]]:
     """What one cold child times.
 
@@ -858,9 +840,9 @@ def cold_child(
     gc.collect()
     if not collect:
         gc.disable()
-    _reset_peak()
-    before = _memory()
-    collections = _collections()
+    reset_peak()
+    before = memory()
+    collections = gc_collections()
     profiler = cProfile.Profile() if profile else None
     start = now_ns()
     if profiler is not None:
@@ -869,7 +851,7 @@ def cold_child(
     if profiler is not None:
         profiler.disable()
     elapsed = now_ns() - start
-    after = _memory()
+    after = memory()
     del loaded
     result = {
         "seconds": elapsed / 1e9,
@@ -877,7 +859,7 @@ def cold_child(
         "rss_before": before["VmRSS"],
         "peak": after["VmHWM"],
         "rss_after": after["VmRSS"],
-        "collections": _collections() - collections,
+        "collections": gc_collections() - collections,
     }
     if profiler is not None:
         stats = pstats.Stats(profiler, stream=sys.stderr)
