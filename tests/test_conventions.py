@@ -61,6 +61,10 @@ PUBLIC_API = {
     "CorruptLog",
     # formats (issue 5): the refusal of an older log, and what continuing one converts
     "MigrationRefused", "MigrationPlan",
+    # compaction (issue 6): the three entry points, their summarizers, policy and outcomes
+    "compact", "prune_tool_results", "expand", "CompactionConfig", "CompactionResult",
+    "ExtractiveSummarizer", "ModelSummarizer", "PruneConfig", "CompactionError",
+    "CompactionConfigError",
 }  # fmt: skip
 
 

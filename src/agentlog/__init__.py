@@ -6,6 +6,8 @@ from it through the surface. See ``README.md`` and ``docs/`` for a tour.
 
 from agentlog.errors import (
     AgentlogError,
+    CompactionConfigError,
+    CompactionError,
     ConcurrentWriteError,
     CorruptLog,
     EventRejected,
@@ -42,6 +44,16 @@ from agentlog.lifecycle import (
     open_turn_closers,
     tool_pairing_balanced_after,
     tool_pairing_balanced_before,
+)
+from agentlog.plugins import (
+    CompactionConfig,
+    CompactionResult,
+    ExtractiveSummarizer,
+    ModelSummarizer,
+    PruneConfig,
+    compact,
+    expand,
+    prune_tool_results,
 )
 from agentlog.session import (
     FORMAT_VERSION,
@@ -83,6 +95,16 @@ __all__ = [
     "FormatVersionError",
     "MigrationPlan",
     "MigrationRefused",
+    "CompactionConfig",
+    "CompactionConfigError",
+    "CompactionError",
+    "CompactionResult",
+    "ExtractiveSummarizer",
+    "ModelSummarizer",
+    "PruneConfig",
+    "compact",
+    "expand",
+    "prune_tool_results",
     "InvalidHistory",
     "InvariantError",
     "MessageProjection",

@@ -10,6 +10,9 @@ AgentlogError
 ├── StreamRecordError (ValueError)   an assistant stream record is malformed
 ├── ToolPairingError (ValueError)    the surface's tool calls and results do not pair up
 ├── InvalidHistory (ValueError)      a derived history would be refused by a model provider
+├── CompactionError (RuntimeError)   a compaction did not replace history (``code`` says why)
+├── CompactionConfigError (ValueError)  a compaction or pruning configuration is invalid
+├── TokenMeterError (ValueError)     the token meter cannot fold a log
 └── StoreError                       a store could not do what was asked
     ├── SessionNotFound (LookupError)        no session with that id in the store
     ├── SessionAlreadyExists (ValueError)    the id is taken
@@ -31,6 +34,8 @@ from typing import Any
 
 __all__ = [
     "AgentlogError",
+    "CompactionConfigError",
+    "CompactionError",
     "ConcurrentWriteError",
     "CorruptLog",
     "EventRejected",
@@ -46,6 +51,7 @@ __all__ = [
     "SessionNotFound",
     "StoreError",
     "StreamRecordError",
+    "TokenMeterError",
     "ToolPairingError",
 ]
 
@@ -150,6 +156,39 @@ class InvalidHistory(AgentlogError, ValueError):
     """
 
     problems: tuple[str, ...] = ()
+
+
+class CompactionError(AgentlogError, RuntimeError):
+    """A compaction could not replace history; the session says why in its log.
+
+    ``code`` is one of dsh's manual-compaction codes (spec/plugins.md §2.5): ``busy`` (another
+    compaction holds the lock, or the turn owner is wrong), ``cancelled``, ``changed`` (the
+    selected history changed meanwhile), ``summary`` (no usable, smaller summary), ``commit``
+    (the replacement did not land cleanly) or ``persistence`` (it landed but could not be made
+    durable); or ``invalid`` for a request that names no replaceable span (a seq not on the
+    surface, a reversed span, a split tool-call pair) or prunes outside a turn.
+
+    Attributes:
+        code: The failure class, as above.
+        session_id: The session.
+    """
+
+    code: str = ""
+    session_id: str | None = None
+
+
+class TokenMeterError(AgentlogError, ValueError):
+    """The token meter cannot fold a log whose structure it relies on (spec/plugins.md §7)."""
+
+
+class CompactionConfigError(AgentlogError, ValueError):
+    """A compaction or pruning configuration is invalid (spec/plugins.md §2.6, §2.12).
+
+    Attributes:
+        target_key: ``provider/model`` when the problem is specific to one model route.
+    """
+
+    target_key: str | None = None
 
 
 class StoreError(AgentlogError):

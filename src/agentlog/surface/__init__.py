@@ -14,6 +14,7 @@ from agentlog.surface.projections import (
     MessageProjection,
     ProjectionContext,
     ProjectionError,
+    image_blocks,
     projection_registry,
 )
 from agentlog.surface.state import Plan, SurfaceState
@@ -32,5 +33,6 @@ __all__ = [
     "check_markers",
     "derive_event_message",
     "fold_surface",
+    "image_blocks",
     "projection_registry",
 ]

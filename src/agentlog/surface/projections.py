@@ -24,6 +24,7 @@ __all__ = [
     "MessageProjection",
     "ProjectionContext",
     "ProjectionError",
+    "image_blocks",
     "projection_registry",
 ]
 
@@ -137,7 +138,7 @@ class ImageOffloadProjection:
 def _offload(message: Any, indexes: list[int]) -> Any:
     """A frozen copy of ``message`` with its images at ``indexes`` (depth-first) offloaded."""
     copy = thaw(message)
-    images = _image_blocks(copy.get("content") if isinstance(copy, dict) else None)
+    images = image_blocks(copy.get("content") if isinstance(copy, dict) else None)
     for index in indexes:
         if index >= len(images):
             raise ProjectionError(f"image/offload: image index {index} does not exist")
@@ -147,7 +148,7 @@ def _offload(message: Any, indexes: list[int]) -> Any:
     return snapshot(copy)
 
 
-def _image_blocks(content: Any) -> list[dict[str, Any]]:
+def image_blocks(content: Any) -> list[dict[str, Any]]:
     """Every ``image`` block of a content array, depth-first through nested ``content`` arrays."""
     found: list[dict[str, Any]] = []
     stack = [iter(content)] if isinstance(content, list) else []
