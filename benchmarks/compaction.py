@@ -66,7 +66,7 @@ PAGE: Final = 4096
 
 DERIVE_WARMUP: Final = 10
 DERIVE_ROUNDS: Final = 200
-COLD_ROUNDS: Final = 3
+COLD_ROUNDS: Final = 5
 
 PROVIDER, MODEL = "anthropic", "claude-sonnet-4"
 TOOLS: Final = (
