@@ -24,11 +24,14 @@ def test_demo_persists_the_session_and_shows_log_surface_and_messages(tmp_path: 
     code, output = run("demo", "--store", url)
     assert code == 0, output
     assert "(42 events)" in output
-    assert "Surface (8 nodes)" in output
+    assert "Surface (5 nodes)" in output
     assert "Derived messages" in output
-    assert "replace 5-16" in output  # the compaction summary and its range
-    assert "[pruned: 59 lines of parser.py" in output  # markup is not swallowed
-    assert "42 events in the log, 8 on the surface, 8 messages for the model" in output
+    assert "replace 5-26" in output  # the compaction summary and its range
+    assert "replace 8-8" in output  # the pruned tool result
+    assert "42 events in the log, 5 on the surface, 5 messages for the model" in output
+    assert "agentlog.expand(session, 34) gives back what the summary replaced: events 5, 6, 8," in (
+        output
+    )
     with open_store(url) as store:
         (info,) = store.list()
         assert f"Saved as session {info.id!r} in {url}" in output

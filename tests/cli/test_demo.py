@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from agentlog import Session, check_invariants, check_provider_history, fold_surface
-from agentlog.cli.demo import build_demo_session
+import re
+
+import orjson
+
+from agentlog import Session, check_invariants, check_provider_history, expand, fold_surface
+from agentlog.cli.demo import build_demo_session, demo_checkpoint
+
+UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def test_demo_session_replays_to_the_same_history() -> None:
@@ -31,5 +37,35 @@ def test_demo_session_shows_a_content_rewrite_and_a_compaction() -> None:
     assert all(session.event_at(seq) for seq in compaction.shadowed_seqs)
 
 
-def test_demo_is_deterministic() -> None:
-    assert build_demo_session().events == build_demo_session().events
+def test_demo_prunes_and_compacts_with_the_real_plugins() -> None:
+    session = build_demo_session()
+    types = [event.type for event in session.events]
+    prune = types.index("compaction/prune")
+    assert types[prune + 1] == "tool/result"  # the price record, then the content rewrite
+    start = types.index("compaction/start")
+    assert types[start : start + 4] == [
+        "compaction/start",
+        "compaction/summary",
+        "user/message",
+        "compaction/end",
+    ]
+    assert session.event_at(start + 2).data["content"][0]["text"].startswith("This is an")
+
+
+def test_the_demo_checkpoint_expands_to_the_original_events() -> None:
+    session = build_demo_session()
+    checkpoint = demo_checkpoint(session)
+    originals = expand(session, checkpoint)
+    assert [event.type for event in originals][:2] == ["user/message", "assistant/message"]
+    # the pruned tool result expands to the full original, not to its rewrite
+    pruned = [e for e in originals if e.type == "tool/result" and "def parse" in str(e.data)]
+    (original,) = pruned
+    assert "line 59 of the parser module" in str(original.data)
+    assert all(event.surface_op == "append" for event in originals)
+
+
+def test_demo_is_deterministic_but_for_the_compaction_ids() -> None:
+    def wire(session: Session) -> bytes:
+        return UUID.sub(b"<uuid>", orjson.dumps([event.to_wire() for event in session.events]))
+
+    assert wire(build_demo_session()) == wire(build_demo_session())

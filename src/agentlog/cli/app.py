@@ -16,12 +16,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agentlog.cli.demo import build_demo_session, demo_clock
+from agentlog.cli.demo import build_demo_session, demo_checkpoint, demo_clock
 from agentlog.cli.migrate import describe, file_store, migrated_location
 from agentlog.cli.render import render_session
 from agentlog.errors import AgentlogError
 from agentlog.events import render_event_catalog
 from agentlog.formats import FORMAT_VERSION
+from agentlog.plugins import expand
 from agentlog.stores import Store, default_store_url, open_store
 
 __all__ = ["app"]
@@ -65,8 +66,8 @@ def _store(url: str | None, **options: object) -> Iterator[Store]:
 def demo(store: StoreOption = None) -> None:
     """Play a scripted three-turn coding session into the store and show it.
 
-    Offline and deterministic: a system prompt, tool calls and results, a pruned tool result
-    and a compaction whose summary shadows the first turn, all kept in the log.
+    Offline and deterministic: a system prompt, tool calls and results, a tool result pruned
+    and the first two turns compacted by the real plugins, all kept in the log.
 
     Example: agentlog demo --store jsonl:///tmp/sessions
     """
@@ -81,6 +82,14 @@ def demo(store: StoreOption = None) -> None:
                 f"\n{stored} events in the log, {len(session.surface.nodes)} on the surface, "
                 f"{len(session.derive_messages())} messages for the model; nothing was deleted.",
                 soft_wrap=True,
+            )
+            checkpoint = demo_checkpoint(session)
+            originals = ", ".join(str(event.seq) for event in expand(session, checkpoint))
+            console.print(
+                f"agentlog.expand(session, {checkpoint}) gives back what the summary replaced: "
+                f"events {originals}.",
+                soft_wrap=True,
+                highlight=False,
             )
         console.print(
             f"Saved as session {session_id!r} in {opened.url} "

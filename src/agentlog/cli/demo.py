@@ -1,19 +1,22 @@
 """The scripted session behind ``agentlog demo``: a small coding task, compacted losslessly.
 
 Three turns of a coding agent (system prompt, user turns, assistant tool calls and results),
-then what a long session needs: a content-only rewrite that prunes a bulky tool result, and a
-compaction whose summary replaces the whole first turn on the surface while citing every node it
-shadows. Everything is deterministic (fixed clock and ids) and offline.
+and what a long session needs, done by the real plugins: ``prune_tool_results`` rewrites a bulky
+tool result's content, and ``compact`` (with the offline ``ExtractiveSummarizer``) replaces all
+but the newest reply with a summary that cites every node it shadows. Deterministic (a fixed
+clock, fixed message ids; only the compaction's ids are fresh) and offline.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from typing import Any
 
-from agentlog import Session
+from agentlog import ExtractiveSummarizer, PruneConfig, Session, compact, prune_tool_results
 from agentlog import messages as m
 
-__all__ = ["DEMO_SESSION_ID", "build_demo_session", "demo_clock"]
+__all__ = ["DEMO_SESSION_ID", "build_demo_session", "demo_checkpoint", "demo_clock"]
 
 DEMO_SESSION_ID = "demo"
 _PROVIDER, _MODEL = "scripted", "demo-model"
@@ -37,6 +40,10 @@ _PARSER_SOURCE = "\n".join(
     ]
     + [f"# ... line {n} of the parser module" for n in range(4, 60)]
 )
+
+
+_PRUNE = PruneConfig(threshold_chars=1000, head_chars=420, tail_chars=120)
+"""Budgets small enough for the demo's one bulky result (dsh's default threshold is 8,192)."""
 
 
 class _Clock:
@@ -119,7 +126,7 @@ def build_demo_session(session: Session | None = None) -> Session:
         ),
         surface_op="append",
     )
-    first_user = s.append(
+    s.append(
         "user/message",
         m.user("tests/test_parser.py fails. Please fix it.", id="u-1"),
         surface_op="append",
@@ -141,7 +148,7 @@ def build_demo_session(session: Session | None = None) -> Session:
             "arguments": '{"path": "parser.py"}',
         },
     )
-    bulky = s.append(
+    s.append(
         "tool/result",
         m.tool_result("call-1", _PARSER_SOURCE, turn=1, step=1, id="r-call-1"),
         surface_op="append",
@@ -162,26 +169,7 @@ def build_demo_session(session: Session | None = None) -> Session:
 
     # Turn 2: before the step, prune the bulky file listing; only its content changes (§5.5).
     s.append("turn/start", {"turn": 2})
-    s.append(
-        "compaction/prune",
-        {
-            "shadowedRange": {"start": bulky.seq, "end": bulky.seq},
-            "shadowedSeqs": [bulky.seq],
-            "shadowedTokenCount": 420,
-        },
-    )
-    s.append(
-        "tool/result",
-        m.tool_result(
-            "call-1",
-            f"[pruned: 59 lines of parser.py, read at seq {bulky.seq}]",
-            turn=1,
-            step=1,
-            id="r-call-1",
-        ),
-        surface_op={"op": "replace", "startSeq": bulky.seq, "endSeq": bulky.seq},
-        source_event_seqs=[bulky.seq],
-    )
+    prune_tool_results(s, _PRUNE)
     s.append(
         "user/message", m.user("Great. Add a test for empty input.", id="u-2"), surface_op="append"
     )
@@ -197,36 +185,9 @@ def build_demo_session(session: Session | None = None) -> Session:
     _final_step(s, 2, 2, "a-5", "Added test_empty_input; it passes.")
     s.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
 
-    # Compaction: a summary replaces turn 1 on the surface and cites every node it shadows.
-    nodes = s.surface.nodes
-    start, end = first_user.seq, nodes[nodes.index(first_user.seq) + 5]
-    shadowed = list(nodes[nodes.index(start) : nodes.index(end) + 1])
-    s.append("compaction/start", {"compactionId": "c-1", "turn": None})
-    summary = (
-        "Summary of earlier work: parse() in parser.py dropped the last token; it was fixed and "
-        "tests/test_parser.py passes (3 tests)."
-    )
-    s.append(
-        "compaction/summary",
-        {
-            "compactionId": "c-1",
-            "summary": [m.text(summary)],
-            "shadowedRange": {"start": start, "end": end},
-            "shadowedSeqs": shadowed,
-            "shadowedTokenCount": 900,
-            "provider": _PROVIDER,
-            "model": _MODEL,
-        },
-    )
-    s.append(
-        "user/message",
-        m.user(
-            summary, id="u-summary", source={"kind": "compact-checkpoint", "compactionId": "c-1"}
-        ),
-        surface_op={"op": "replace", "startSeq": start, "endSeq": end},
-        source_event_seqs=shadowed,
-    )
-    s.append("compaction/end", {"compactionId": "c-1", "turn": None})
+    # Compaction between turns, as /compact does: a summary replaces all but the newest reply
+    # and cites every node it shadows.
+    asyncio.run(compact(s, ExtractiveSummarizer()))
 
     # Turn 3: the model works from the compacted history.
     s.append("turn/start", {"turn": 3})
@@ -234,3 +195,12 @@ def build_demo_session(session: Session | None = None) -> Session:
     _final_step(s, 3, 1, "a-6", "We fixed parse() and added a regression test for empty input.")
     s.append("turn/end", {"turn": 3, "reason": {"kind": "completed"}})
     return s
+
+
+def demo_checkpoint(session: Session) -> int:
+    """The seq of the demo's compaction checkpoint (the summary that replaced history)."""
+    return next(
+        event.seq
+        for event in reversed(session.events)
+        if event.type == "user/message" and isinstance(event.surface_op, Mapping)
+    )

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentlog.errors import CompactionConfigError, CompactionError
-from agentlog.plugins.meter import TokenMeter
 from agentlog.plugins.tokens import estimate_message
 from agentlog.session import Session
 from agentlog.values import thaw
@@ -146,9 +145,7 @@ def prune_content(blocks: Sequence[Any], config: PruneConfig | None = None) -> l
     return pruned
 
 
-def prune_tool_results(
-    session: Session, config: PruneConfig | None = None, *, meter: TokenMeter | None = None
-) -> PruneResult:
+def prune_tool_results(session: Session, config: PruneConfig | None = None) -> PruneResult:
     """Prune every oversized tool result on ``session``'s surface (``pruneSession``).
 
     A second pass is a no-op. Results pruned before a failing one stay pruned.
@@ -156,12 +153,10 @@ def prune_tool_results(
     Args:
         session: A session with an open turn (a replacement result is turn-enclosed).
         config: The budgets; dsh's defaults when ``None``.
-        meter: Unused by the pruner itself; accepted so callers pass one meter everywhere.
 
     Raises:
         CompactionError: ``invalid`` when no turn is open (nothing is written).
     """
-    del meter
     config = config or PruneConfig()
     if not _turn_is_open(session):
         raise CompactionError(

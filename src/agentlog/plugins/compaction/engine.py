@@ -177,7 +177,7 @@ async def compact_if_needed(
     policy = config.policy_for(*target)
     if trigger == "context-overflow":
         if prune is not None:
-            prune_tool_results(session, prune, meter=meter)
+            prune_tool_results(session, prune)
         span = select_compactable_range(session, meter.measure(session), retain_tokens=0)
         if span is None:
             return None
@@ -202,7 +202,7 @@ async def compact_if_needed(
     if measurement.total_tokens < spec.threshold_tokens:
         return None
     if prune is not None:
-        prune_tool_results(session, prune, meter=meter)
+        prune_tool_results(session, prune)
         measurement = meter.measure(session)
         if measurement.total_tokens < spec.threshold_tokens:
             return None

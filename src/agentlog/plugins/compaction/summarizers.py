@@ -142,9 +142,11 @@ def _paths(text: str) -> list[str]:
     ``dist/agentlog-0.1.0.tar.gz`` is one, whole. A test id ``path::name`` names its path.
     """
     found = []
-    for word in (
-        part.rstrip(".:!?") for token in _TOKEN.findall(text) for part in token.split("::")
-    ):
+    # Every file name has a dot: skipping the words without one first is what keeps this fast.
+    dotted = (token for token in _TOKEN.findall(text) if "." in token)
+    for word in (part.rstrip(".:!?") for token in dotted for part in token.split("::")):
+        if "." not in word:
+            continue
         name = word.rsplit("/", 1)[-1]
         if "/" in word:
             named = "." in name.strip(".")
