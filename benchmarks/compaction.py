@@ -66,7 +66,7 @@ PAGE: Final = 4096
 
 DERIVE_WARMUP: Final = 10
 DERIVE_ROUNDS: Final = 200
-COLD_ROUNDS: Final = 5
+COLD_ROUNDS: Final = 7
 
 PROVIDER, MODEL = "anthropic", "claude-sonnet-4"
 TOOLS: Final = (
@@ -748,6 +748,10 @@ def bench_cold(backend: str, built: Built) -> list[Benchmark]:
                     "baseline messages derived": fig(twin[0]["items"], "messages"),
                     "store size": fig(sizes[k, "compacted"], "bytes"),
                     "baseline store size": fig(sizes[k, "twin"], "bytes"),
+                    "fastest round": fig(min(r["seconds"] for r in mine), "s"),
+                    "baseline fastest round": fig(min(r["seconds"] for r in twin), "s"),
+                    "slowest round": fig(max(r["seconds"] for r in mine), "s"),
+                    "baseline slowest round": fig(max(r["seconds"] for r in twin), "s"),
                     "peak memory growth": fig(peak / 2**20, "MiB"),
                     "baseline peak memory growth": fig(base_peak / 2**20, "MiB"),
                 },
