@@ -1,9 +1,10 @@
 """The compaction suite: what compaction writes and what it saves (issue 6; DESIGN.md targets).
 
-A 10^4-turn agent session is built in 20 cycles of 500 turns (about 224k estimated tokens
-each, a full context window) in a store; at the end of every cycle, between turns,
-``agentlog.compact(session, ExtractiveSummarizer())`` replaces everything on the surface but the
-newest node with a summary checkpoint. On JSONL and on SQLite:
+A 10^4-turn agent session is built in 20 cycles of 500 turns (about 2,000 surface nodes and
+360k estimated tokens each, more than a 200k-token context window holds) in a store; at the
+end of every cycle, between turns, ``agentlog.compact(session, ExtractiveSummarizer())``
+replaces everything on the surface but the newest node with a summary checkpoint.
+On JSONL and on SQLite:
 
 1. Bytes each compaction adds to the store against the JSON of the four events it appended
    (met when never more than that plus one 4 KiB page, as the stores suite's replace), against
@@ -422,6 +423,7 @@ def bench_bytes(backend: str, cycles: list[Cycle]) -> list[Benchmark]:
         ),
     }
     last = cycles[-1]
+    tokens = int(round(median([c.shadowed_tokens for c in cycles]), -3))
     return [
         {
             "id": f"bytes.{backend}",
@@ -462,7 +464,8 @@ def bench_bytes(backend: str, cycles: list[Cycle]) -> list[Benchmark]:
             "notes": (
                 f"Each of the {CYCLES} cycles appends {CYCLE_TURNS} turns (write-behind, one "
                 "flush), then compact() replaces every surface node but the newest (about 2,000 "
-                "nodes and 224k estimated tokens, the previous checkpoint included) and flushes "
+                f"nodes and {tokens:,} estimated tokens, the previous checkpoint included) and "
+                "flushes "
                 "before it returns. Met when no compaction grows the store by more than the JSON "
                 "lines of the events it appended plus one 4 KiB page." + sqlite_note
             ),
@@ -539,8 +542,9 @@ def bench_time(backend: str, cycles: list[Cycle]) -> Benchmark:
     value, base = median(compact_ms), median(request_ms)
     return {
         "id": f"compact_time.{backend}",
-        "title": f"one compact() of ~2,000 nodes (~224k tokens), durable on return, "
-        f"{TITLES[backend]}",
+        "title": f"one compact() of ~2,000 nodes "
+        f"(~{median([c.shadowed_tokens for c in cycles]) / 1000:.0f}k tokens), "
+        f"durable on return, {TITLES[backend]}",
         "statistic": f"median of {len(cycles)} compactions, each timed alone (collector frozen)",
         "value": round(value, 3),
         "unit": "ms",
