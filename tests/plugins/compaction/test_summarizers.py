@@ -16,8 +16,13 @@ from typing import Any
 
 import pytest
 
+from agentlog import CompactionError, compact
 from agentlog import messages as m
-from agentlog.plugins.compaction.summarizers import ExtractiveSummarizer, ModelSummarizer
+from agentlog.plugins.compaction.summarizers import (
+    ExtractiveSummarizer,
+    ModelReply,
+    ModelSummarizer,
+)
 from agentlog.plugins.compaction.summary import (
     INSTRUCTION,
     SECTIONS,
@@ -151,6 +156,63 @@ def test_model_summarizer_lets_a_failed_call_propagate() -> None:
 
     with pytest.raises(TimeoutError, match="model did not answer"):
         asyncio.run(summarizer(request(span())))
+
+
+def test_a_whole_reply_keeps_every_block_and_its_usage() -> None:
+    blocks = [
+        m.reasoning("Condense it."),
+        m.text("## Current Work\n- done"),
+        m.tool_call("c", "x", "{}"),
+    ]
+
+    async def complete(messages: Sequence[Any]) -> ModelReply:
+        return ModelReply(content=blocks, usage={"inputTokens": 900, "outputTokens": 40})
+
+    summary = asyncio.run(ModelSummarizer(complete, provider="p", model="m")(request(span())))
+
+    assert list(summary.output) == blocks  # recorded as rawOutput; only the text is kept
+    assert summary_text_blocks(summary.output) == [m.text("## Current Work\n- done")]
+    assert summary.usage == {"inputTokens": 900, "outputTokens": 40}
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        (
+            ModelReply(content=[m.text("## Primary Request and")], finish="max-tokens"),
+            "summarization truncated at the token cap (incomplete checkpoint)",
+        ),
+        (ModelReply(content=[], finish="error", error="overloaded"), "overloaded"),
+        (ModelReply(content=[], finish="aborted"), "summarization ended with finish 'aborted'"),
+    ],
+)
+def test_a_reply_that_did_not_finish_is_refused(reply: ModelReply, message: str) -> None:
+    async def complete(messages: Sequence[Any]) -> ModelReply:
+        return reply
+
+    with pytest.raises(CompactionError) as refused:
+        asyncio.run(ModelSummarizer(complete, provider="p", model="m")(request(span())))
+    assert (str(refused.value), refused.value.code) == (message, "summary")
+
+
+def test_a_truncated_summary_never_lands() -> None:
+    agent = Agent()
+    agent.exchange("fix the parser " * 40, "fixed it " * 40, tool_output="ok " * 200)
+    agent.exchange("now the tests", "they pass")
+    before = agent.session.surface.nodes
+
+    async def complete(messages: Sequence[Any]) -> ModelReply:
+        return ModelReply(content=[m.text("## Primary")], finish="max-tokens")
+
+    with pytest.raises(CompactionError) as refused:
+        asyncio.run(compact(agent.session, ModelSummarizer(complete, provider="p", model="m")))
+
+    assert refused.value.code == "summary"
+    assert agent.session.surface.nodes == before
+    end = agent.session.events[-1]
+    assert end.type == "compaction/end"
+    assert end.data["error"] == "summarization truncated at the token cap (incomplete checkpoint)"
+    assert "compaction/summary" not in [event.type for event in agent.session.events]
 
 
 # --- ExtractiveSummarizer -------------------------------------------------------------------

@@ -366,6 +366,23 @@ def test_a_manual_compaction_only_needs_its_span_to_stay() -> None:
     assert last_end(session).data["error"] == (
         "compaction: the selected span changed during summarization"
     )
+    nodes = session.surface.nodes
+    first = nodes[0]
+
+    def first_replaced() -> None:  # the span's first node leaves the surface meanwhile
+        session.append(
+            "user/message",
+            injected("restated"),
+            surface_op={"op": "replace", "startSeq": first, "endSeq": first},
+            source_event_seqs=[first],
+        )
+
+    with pytest.raises(CompactionError) as refused:
+        run(session, nodes[0], nodes[3], Scripted(meanwhile=first_replaced))
+    assert refused.value.code == "changed"
+    assert last_end(session).data["error"] == (
+        "compaction: the selected span is no longer a valid replacement target"
+    )
 
 
 def test_a_live_lock_makes_every_compaction_busy_until_a_resume_clears_it() -> None:

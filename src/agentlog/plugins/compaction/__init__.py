@@ -25,7 +25,11 @@ from agentlog.plugins.compaction.invariants import (
     install_compaction_invariants,
 )
 from agentlog.plugins.compaction.selection import select_compactable_range
-from agentlog.plugins.compaction.summarizers import ExtractiveSummarizer, ModelSummarizer
+from agentlog.plugins.compaction.summarizers import (
+    ExtractiveSummarizer,
+    ModelReply,
+    ModelSummarizer,
+)
 from agentlog.plugins.compaction.summary import (
     INSTRUCTION,
     PREAMBLE,
@@ -55,6 +59,7 @@ __all__ = [
     "CompactionTrace",
     "ExtractiveSummarizer",
     "ModelPolicy",
+    "ModelReply",
     "ModelSummarizer",
     "Summarizer",
     "Summary",

@@ -1,7 +1,8 @@
 """Two summarizers: one that asks a model, one that extracts offline and deterministically.
 
-``ModelSummarizer`` wraps any async callable from messages to text (a model call: the request's
-messages already end with the compaction instruction). ``ExtractiveSummarizer`` needs no model:
+``ModelSummarizer`` wraps any async callable from messages to text, or to a ``ModelReply`` when
+the call reports more (every block, why it stopped, usage); the request's messages already end
+with the compaction instruction. ``ExtractiveSummarizer`` needs no model:
 it fills the eight checkpoint sections from the span itself (requests, files, errors, the
 latest reply), the same way every time, for offline use and tests.
 """
@@ -10,14 +11,31 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, Literal
 
+from agentlog.errors import CompactionError
 from agentlog.plugins.compaction.summary import SECTIONS, Summary, SummaryRequest
 
-__all__ = ["ExtractiveSummarizer", "ModelSummarizer"]
+__all__ = ["ExtractiveSummarizer", "ModelReply", "ModelSummarizer"]
 
-Complete = Callable[[Sequence[Any]], Awaitable[str]]
-"""An async model call: the messages to send in, the reply's text out."""
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelReply:
+    """A model's whole answer to a summary request, for calls that report more than text."""
+
+    content: Sequence[Mapping[str, Any]]
+    """Every block the model produced (reasoning and tool calls too: only text is kept)."""
+    finish: Literal["stop", "max-tokens", "error", "aborted"] = "stop"
+    """Why generation ended; anything but ``stop`` refuses the summary."""
+    error: str | None = None
+    """The failure message of an ``error`` or ``aborted`` finish."""
+    usage: Mapping[str, Any] | None = None
+    """The provider's token usage, recorded on ``compaction/summary``."""
+
+
+Complete = Callable[[Sequence[Any]], Awaitable[str | ModelReply]]
+"""An async model call: the messages to send in, the reply's text (or whole reply) out."""
 
 
 class ModelSummarizer:
@@ -36,13 +54,30 @@ class ModelSummarizer:
         self.model = model
 
     async def __call__(self, request: SummaryRequest) -> Summary:
-        """Call the model once with the request's messages."""
-        text = await self._complete(request.messages)
+        """Call the model once with the request's messages (spec/plugins.md §2.10).
+
+        Raises:
+            CompactionError: ``summary`` code — the reply was cut at the token cap
+                (``summarization truncated at the token cap (incomplete checkpoint)``) or ended
+                in an error or abort (its message).
+        """
+        reply = await self._complete(request.messages)
+        if isinstance(reply, str):
+            reply = ModelReply(content=[{"type": "text", "text": reply}])
+        if reply.finish == "max-tokens":
+            raise CompactionError(
+                "summarization truncated at the token cap (incomplete checkpoint)", code="summary"
+            )
+        if reply.finish != "stop":
+            raise CompactionError(
+                reply.error or f"summarization ended with finish {reply.finish!r}", code="summary"
+            )
         return Summary(
-            output=[{"type": "text", "text": text}],
+            output=reply.content,
             provider=self.provider,
             model=self.model,
             max_tokens=request.max_tokens,
+            usage=reply.usage,
             llm_stream_call=True,
         )
 
