@@ -9,6 +9,7 @@ that the meter's own fold errors can be reached.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -16,8 +17,12 @@ import pytest
 from agentlog import Event, Session, thaw
 from agentlog import messages as m
 from agentlog.errors import TokenMeterError
+from agentlog.plugins.compaction import run_compaction
 from agentlog.plugins.meter import Measurement, NodePrice, TokenMeter
+from agentlog.plugins.pruner import PruneConfig, prune_tool_results
+from agentlog.plugins.tokens import estimate_message
 from tests.plugins.agent import MODEL, PROVIDER, Agent
+from tests.plugins.compaction.summarizers import Scripted
 
 TOOLS = [{"name": "bash", "description": "Run a shell command", "parameters": {"type": "object"}}]
 HEADER_TOKENS = 25
@@ -227,6 +232,7 @@ def test_node_prices_follow_an_image_offload_but_nodes_do_not_move() -> None:
 
 
 def test_a_tool_result_rewrite_reprices_the_node_it_replaces() -> None:
+    """No metering event before the rewrite (a log from before §2.13): no claim, accepted."""
     agent = Agent(tools=TOOLS)
     agent.exchange("list dir", "all done", tool_output="x" * 400)
     result = agent.session.surface.nodes[2]
@@ -354,3 +360,68 @@ def test_a_failed_fold_leaves_the_meter_as_it_was() -> None:
         assert str(caught.value) == (
             "token meter: step/start at seq 2 arrived before turn/step ended"
         )
+
+
+# --- the shadow-price protocol (§2.13, scenario 59) ---------------------------------------
+
+
+def test_after_a_compaction_the_total_drops_by_the_shadow_price_and_adds_the_checkpoint() -> None:
+    agent = Agent(tools=TOOLS)
+    for turn in range(3):
+        agent.exchange(f"task {turn} " * 30, f"answer {turn} " * 30, tool_output="x" * 400)
+    meter = TokenMeter()
+    before = meter.measure(agent.session).surface_tokens
+    nodes = agent.session.surface.nodes
+    result = asyncio.run(
+        run_compaction(
+            agent.session, nodes[0], nodes[7], Scripted(), manual=True, meter=meter,
+            max_tokens=512, target=None,
+        )
+    )  # fmt: skip
+    after = meter.measure(agent.session)
+    checkpoint = estimate_message(agent.session.event_at(result.replacement_seq).data)
+    assert after.surface_tokens == before - result.shadowed_token_count + checkpoint
+    assert after == TokenMeter().measure(agent.session)
+
+
+def test_a_pruned_result_costs_its_shadow_price_less_and_its_rewrite_more() -> None:
+    agent = Agent(tools=TOOLS)
+    agent.exchange("list dir", "all done", tool_output="x" * 400)
+    agent.start_turn("run test")
+    meter = TokenMeter()
+    before = meter.measure(agent.session).surface_tokens
+    config = PruneConfig(threshold_chars=100, head_chars=20, tail_chars=20)
+    (pruned,) = prune_tool_results(agent.session, config).pruned
+    price = agent.session.event_at(pruned.replacement_seq - 1).data["shadowedTokenCount"]
+    rewrite = meter.measure(agent.session).nodes[2]
+    assert meter.measure(agent.session).surface_tokens == before - price + rewrite.tokens
+
+
+def test_a_replace_after_a_shadow_price_for_another_range_is_refused() -> None:
+    agent = Agent(tools=TOOLS)
+    agent.exchange("list dir", "all done", tool_output="x" * 400)
+    agent.exchange("list src", "all done", tool_output="y" * 400)
+    agent.start_turn("run test")
+    session = agent.session
+    first, second = session.surface.nodes[2], session.surface.nodes[6]
+    session.append(
+        "compaction/prune",
+        {"shadowedRange": {"start": first, "end": first}, "shadowedSeqs": [first],
+         "shadowedTokenCount": 108},
+    )  # fmt: skip
+    data: Any = thaw(session.event_at(second).data)
+    data["message"]["content"] = [m.text("[pruned]")]
+    rewrite = session.append(
+        "tool/result",
+        data,
+        surface_op={"op": "replace", "startSeq": second, "endSeq": second},
+        source_event_seqs=[second],
+    )
+    for meter in (TokenMeter(), TokenMeter()):
+        for _ in range(2):  # the fold refuses it again, unchanged
+            with pytest.raises(TokenMeterError) as caught:
+                meter.measure(session)
+            assert str(caught.value) == (
+                f"token surface: replace at seq {rewrite.seq} over range {second}-{second} has "
+                f"no adjacent shadow price (armed claim covers {first}-{first})"
+            )

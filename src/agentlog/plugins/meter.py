@@ -16,7 +16,11 @@ count both in the reported usage and in the delta: deliberately conservative, as
 
 The meter folds each session's log incrementally (it keeps a priced copy of the surface and
 the anchor) and prices the current nodes with the session's derived messages, so projections
-(``image/offload``) change prices as they change requests. Routes here have no image pricing
+(``image/offload``) change prices as they change requests. The fold also holds the log to the
+shadow-price protocol (§2.13): a metering event (``compaction/summary``, ``compaction/prune``)
+arms a claim on its ``shadowedRange`` for the very next event; a replace whose range the armed
+claim does not cover is refused (a replace with no claim, from logs before the protocol, is
+accepted). Routes here have no image pricing
 of their own: ``tokens`` (route price) equals ``heuristic_tokens`` for every node.
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from agentlog.errors import TokenMeterError
 from agentlog.events import SURFACE_EVENT_TYPES, event_message
@@ -34,7 +38,10 @@ from agentlog.session import Session, canonical_header, header_equals
 from agentlog.surface import image_blocks
 from agentlog.values import thaw
 
-__all__ = ["Measurement", "NodePrice", "TokenMeter"]
+__all__ = ["METERING_EVENT_TYPES", "Measurement", "NodePrice", "TokenMeter"]
+
+METERING_EVENT_TYPES: Final = frozenset({"compaction/summary", "compaction/prune"})
+"""Log-only events that price the surface range the next event replaces (§2.13)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,6 +90,8 @@ class _Fold:
     step_surface: int | None = None
     anchor: _Anchor | None = None
     current: dict[int, tuple[Any, int]] = field(default_factory=dict)
+    claim: tuple[int, int] | None = None
+    """The range the previous event, a metering event, priced for an adjacent replace."""
 
 
 class TokenMeter:
@@ -198,6 +207,7 @@ def _fold_event(fold: _Fold, event: Any) -> None:
             assistant_tokens=estimate_message(data["message"]),
             usage=_usage_total(data.get("usage")) if fold.header is not None else None,
         )
+    fold.claim = _claim(data) if event_type in METERING_EVENT_TYPES else None
 
 
 def _replaced_span(fold: _Fold, event: Any) -> tuple[int, int] | None:
@@ -214,7 +224,21 @@ def _replaced_span(fold: _Fold, event: Any) -> tuple[int, int] | None:
         raise TokenMeterError(
             f"token surface: replace at seq {event.seq} has invalid current range {start}-{end}"
         )
+    if fold.claim is not None and fold.claim != (start, end):
+        raise TokenMeterError(
+            f"token surface: replace at seq {event.seq} over range {start}-{end} has no adjacent "
+            f"shadow price (armed claim covers {fold.claim[0]}-{fold.claim[1]})"
+        )
     return first, last
+
+
+def _claim(data: Any) -> tuple[int, int] | None:
+    """The ``shadowedRange`` a metering event prices, when it names one."""
+    span = data.get("shadowedRange") if isinstance(data, Mapping) else None
+    if not isinstance(span, Mapping):
+        return None
+    start, end = span.get("start"), span.get("end")
+    return (start, end) if type(start) is int and type(end) is int else None
 
 
 def _message_price(event_type: str, message: Any) -> int:

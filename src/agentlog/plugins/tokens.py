@@ -45,7 +45,8 @@ def text_length(text: str) -> int:
     """The length of ``text`` in UTF-16 code units (a JavaScript ``string.length``)."""
     if text.isascii():
         return len(text)
-    return len(text) + sum(1 for char in text if char > "\uffff")
+    # Encoding in C beats counting astral characters in a Python loop by two orders of magnitude.
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _tokens(text: Any) -> int:
