@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -9,8 +10,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agentlog import open_store
+from agentlog import expand, open_store, thaw
 from agentlog.cli import app
+from agentlog.cli.demo import demo_checkpoint
 from agentlog.events import render_event_catalog
 
 
@@ -66,6 +68,39 @@ def test_list_and_show_read_a_store(tmp_path: Path) -> None:
     assert "Derived messages" in shown
     code, as_json = run("list", "--json", "--store", url)
     assert f'"id": "{session_id}"' in as_json
+
+
+def test_expand_shows_what_a_summary_replaced(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    run("demo", "--store", url)
+    with open_store(url) as store:
+        (info,) = store.list()
+        session = store.inspect(info.id)
+    checkpoint = demo_checkpoint(session)
+    originals = expand(session, checkpoint)
+
+    code, shown = run("expand", info.id, str(checkpoint), "--store", url)
+    assert code == 0, shown
+    assert f"Event {checkpoint} (user/message) stands for {len(originals)} events" in shown
+    assert "tests/test_parser.py fails. Please fix it." in shown
+
+    code, lines = run("expand", info.id, str(checkpoint), "--json", "--store", url)
+    assert code == 0
+    assert [json.loads(line) for line in lines.splitlines()] == [
+        thaw(event.to_wire()) for event in originals
+    ]
+
+
+def test_expand_of_an_event_that_replaced_nothing_or_of_no_event(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/s.db"
+    run("demo", "--store", url)
+    code, listing = run("list", "--store", url)
+    session_id = listing.split()[0]
+    code, shown = run("expand", session_id, "5", "--store", url)
+    assert (code, shown.strip()) == (0, "event 5 (user/message) replaced nothing")
+    code, shown = run("expand", session_id, "999", "--store", url)
+    assert code == 1
+    assert f"Error: session '{session_id}' has no event at seq 999" in shown
 
 
 def test_a_missing_session_is_an_error_with_exit_1() -> None:

@@ -18,12 +18,13 @@ from rich.console import Console
 
 from agentlog.cli.demo import build_demo_session, demo_checkpoint, demo_clock
 from agentlog.cli.migrate import describe, file_store, migrated_location
-from agentlog.cli.render import render_session
+from agentlog.cli.render import render_events, render_session
 from agentlog.errors import AgentlogError
 from agentlog.events import render_event_catalog
 from agentlog.formats import FORMAT_VERSION
 from agentlog.plugins import expand
 from agentlog.stores import Store, default_store_url, open_store
+from agentlog.values import dumps
 
 __all__ = ["app"]
 
@@ -141,6 +142,43 @@ def show(session_id: str, store: StoreOption = None) -> None:
     with _store(store) as opened:
         session = opened.inspect(session_id)
     console.print(render_session(session, console.width))
+
+
+@app.command(name="expand")
+def expand_command(
+    session_id: str,
+    seq: int,
+    store: StoreOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print each event as a JSON line (wire form).")
+    ] = False,
+) -> None:
+    """Show the original events a replacement (a summary, a pruned result) stands for.
+
+    Read-only. Follows earlier replacements among them, down to events that replaced nothing.
+
+    Example: agentlog expand demo-1a2b3c4d 34
+    """
+    with _store(store) as opened:
+        session = opened.inspect(session_id)
+    if not 0 <= seq < session.seq:
+        Console(stderr=True).print(
+            f"[red]Error:[/red] session {session_id!r} has no event at seq {seq} "
+            f"(it holds seqs 0-{session.seq - 1})",
+            highlight=False,
+        )
+        raise typer.Exit(1)
+    originals = expand(session, seq)
+    if as_json:
+        for event in originals:
+            typer.echo(dumps(event.to_wire()).decode("utf-8", "surrogatepass"))
+        return
+    if not originals:
+        typer.echo(f"event {seq} ({session.event_at(seq).type}) replaced nothing")
+        return
+    console = Console()
+    title = f"Event {seq} ({session.event_at(seq).type}) stands for {len(originals)} events"
+    console.print(render_events(originals, title, console.width))
 
 
 @app.command()

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agentlog import Session, fold_surface
+from agentlog import Event, Session, fold_surface
 
-__all__ = ["render_log", "render_messages", "render_session", "render_surface"]
+__all__ = ["render_events", "render_log", "render_messages", "render_session", "render_surface"]
 
 
 def _snippet(text: str, width: int = 60) -> str:
@@ -96,6 +96,17 @@ def render_log(session: Session, width: int = 120) -> Table:
             Text(_snippet(_event_summary(event))),
             style=None if event.seq in visible else "dim",
         )
+    return table
+
+
+def render_events(events: Sequence[Event], title: str, width: int = 120) -> Table:
+    """Some events of a log, one row each: seq, type and what they say."""
+    table = Table(title=title, expand=False)
+    table.add_column("seq", justify="right", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("content", no_wrap=True, overflow="ellipsis", max_width=max(12, width - 30))
+    for event in events:
+        table.add_row(str(event.seq), Text(event.type), Text(_snippet(_event_summary(event), 90)))
     return table
 
 
