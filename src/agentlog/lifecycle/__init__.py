@@ -4,7 +4,13 @@ Implements spec/core.md §9.4, §10 and §11.
 """
 
 from agentlog.lifecycle.fork import build_fork_seed, check_fork_boundary, fork_session
-from agentlog.lifecycle.invariants import InvariantTrace, check_invariants, install_invariants
+from agentlog.lifecycle.invariants import (
+    InvariantTrace,
+    Trace,
+    check_invariants,
+    install_invariants,
+    install_trace,
+)
 from agentlog.lifecycle.pairing import (
     pairing_counters,
     tool_pairing_balanced_after,
@@ -24,6 +30,7 @@ __all__ = [
     "TOOL_OUTCOME_UNKNOWN",
     "CloserCause",
     "InvariantTrace",
+    "Trace",
     "ToolCallRecovery",
     "build_fork_seed",
     "check_fork_boundary",
@@ -32,6 +39,7 @@ __all__ = [
     "fork_session",
     "history_problems",
     "install_invariants",
+    "install_trace",
     "open_turn_closers",
     "pairing_counters",
     "tool_pairing_balanced_after",

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from agentlog.errors import InvariantError
 from agentlog.lifecycle.repair import TOOL_NOT_STARTED
 from agentlog.session import Session
 from agentlog.values import js_text
 
-__all__ = ["InvariantTrace", "check_invariants", "install_invariants"]
+__all__ = ["InvariantTrace", "Trace", "check_invariants", "install_invariants", "install_trace"]
 
 _logger = logging.getLogger("agentlog.invariants")
 
@@ -211,7 +211,26 @@ def install_invariants(session: Session) -> Callable[[], None]:
     Raises:
         InvariantError: when the existing log already breaks the rules.
     """
-    trace = InvariantTrace()
+    return install_trace(session, InvariantTrace())
+
+
+class Trace(Protocol):
+    """A fold over a log that can veto an event before it is applied (a companion's state)."""
+
+    def check(self, event: Mapping[str, Any]) -> None:
+        """Raise ``InvariantError`` when ``event`` may not come next."""
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """Advance past ``event`` (already checked)."""
+
+
+def install_trace(session: Session, trace: Trace) -> Callable[[], None]:
+    """Run ``trace`` over ``session``'s log now and at every future append; the uninstaller.
+
+    The existing log is replayed first (a bad log raises here). Then a pre-commit validator
+    vetoes a breaking candidate and a post-commit observer applies the committed event, so a
+    veto by another validator leaves the trace untouched.
+    """
     for event in session.events:
         trace.check(event)
         trace.apply(event)

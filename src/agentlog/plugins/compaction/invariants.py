@@ -22,6 +22,7 @@ from typing import Any
 
 from agentlog.errors import InvariantError
 from agentlog.events import SURFACE_EVENT_TYPES
+from agentlog.lifecycle import install_trace
 from agentlog.session import Session
 from agentlog.values import is_safe_integer, js_text
 
@@ -237,27 +238,4 @@ def install_compaction_invariants(session: Session) -> Callable[[], None]:
     Raises:
         InvariantError: when the existing log already breaks a rule.
     """
-    events = session.events
-    trace = CompactionTrace(_stale_starts(events))
-    for event in events:
-        trace.check(event)
-        trace.apply(event)
-    staged: list[Mapping[str, Any]] = []
-
-    def validate(_session: Session, candidate: Mapping[str, Any]) -> None:
-        trace.check(candidate)
-        staged[:] = [candidate]
-
-    def commit(_session: Session, event: Mapping[str, Any]) -> None:
-        if staged and staged[0] is event:
-            staged.clear()
-            trace.apply(event)
-
-    remove_validator = session.add_validator(validate)
-    remove_observer = session.add_observer(commit)
-
-    def uninstall() -> None:
-        remove_validator()
-        remove_observer()
-
-    return uninstall
+    return install_trace(session, CompactionTrace(_stale_starts(session.events)))
