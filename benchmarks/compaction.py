@@ -271,22 +271,22 @@ class Cycle:
 
 @dataclass
 class Built:
-    """One backend's compacted session: its cycles, snapshots and final events."""
+    """One backend's session over the 20 cycles: compacted after each, or never (k = 0)."""
 
     cycles: list[Cycle] = field(default_factory=list)
+    """What each compaction wrote and cost (empty when never compacted)."""
     snapshots: dict[int, str] = field(default_factory=dict)
-    """k → URL of the store copied right after the k-th compaction."""
-    events: Sequence[Any] = ()
+    """k → URL of the store copied right after the k-th cycle."""
     prefix: dict[int, int] = field(default_factory=dict)
-    """k → how many events the log held right after the k-th compaction."""
-    twin_snapshots: dict[int, str] = field(default_factory=dict)
-    twin_events: Sequence[Any] = ()
-    twin_prefix: dict[int, int] = field(default_factory=dict)
+    """k → how many events the log held right after the k-th cycle."""
+    events: Sequence[Any] = ()
 
 
-def build_compacted(backend: str, directory: Path, built: Built) -> None:
-    """20 cycles: 500 turns (write-behind, flushed), then one manual compaction, measured."""
-    path = _store_path(directory, backend, f"compacted-{backend}")
+def build(backend: str, directory: Path, name: str, *, compacting: bool) -> Built:
+    """20 cycles of 500 turns (write-behind, flushed), each ended by one measured compaction
+    when ``compacting``; the store is copied after the cycles in ``CHECKPOINTS``."""
+    built = Built()
+    path = _store_path(directory, backend, f"{name}-{backend}")
     store = open_store(_url(backend, path), write_behind=True, batch_delay=3600)
     session = store.create(SESSION, cwd=str(directory))
     rng = random.Random(SEED)
@@ -295,17 +295,20 @@ def build_compacted(backend: str, directory: Path, built: Built) -> None:
         for _ in range(CYCLE_TURNS):
             turn += 1
             _append_turn(session, agent_turn(rng, turn))
-            session.derive_messages()  # an agent loop derives its request every step
+            if compacting:
+                session.derive_messages()  # an agent loop derives its request every step
         session.flush()
-        built.cycles.append(_compact_once(backend, path, session, cycle, turn))
+        if compacting:
+            built.cycles.append(_compact_once(backend, path, session, cycle, turn))
         if cycle in CHECKPOINTS:
             built.prefix[cycle] = session.seq
-            target = _store_path(directory, backend, f"compacted-{backend}-k{cycle}")
+            target = _store_path(directory, backend, f"{name}-{backend}-k{cycle}")
             _snapshot(backend, path, target)
             built.snapshots[cycle] = _url(backend, target)
     built.events = session.events
     session.close()
     store.close()
+    return built
 
 
 def _compact_once(backend: str, path: Path, session: Session, cycle: int, turns: int) -> Cycle:
@@ -364,28 +367,6 @@ def _compact_once(backend: str, path: Path, session: Session, cycle: int, turns:
         derive_after_ns=derive_after,
         messages_after=len(messages),
     )
-
-
-def build_twin(backend: str, directory: Path, built: Built) -> None:
-    """The same turns, never compacted, copied at the same points (k = 0)."""
-    path = _store_path(directory, backend, f"twin-{backend}")
-    store = open_store(_url(backend, path), write_behind=True, batch_delay=3600)
-    session = store.create(SESSION, cwd=str(directory))
-    rng = random.Random(SEED)
-    turn = 0
-    for cycle in range(1, CYCLES + 1):
-        for _ in range(CYCLE_TURNS):
-            turn += 1
-            _append_turn(session, agent_turn(rng, turn))
-        session.flush()
-        if cycle in CHECKPOINTS:
-            built.twin_prefix[cycle] = session.seq
-            target = _store_path(directory, backend, f"twin-{backend}-k{cycle}")
-            _snapshot(backend, path, target)
-            built.twin_snapshots[cycle] = _url(backend, target)
-    built.twin_events = session.events
-    session.close()
-    store.close()
 
 
 # --- 1. bytes written per compaction ------------------------------------------------------
@@ -608,7 +589,7 @@ def _probe(session: Session, rounds: int, label: str, out: list[int] | None) -> 
     return length
 
 
-def bench_derive(built: Built) -> list[Benchmark]:
+def bench_derive(built: Built, baseline: Built) -> list[Benchmark]:
     """Sessions replayed from the log prefixes; compacted and twin rounds interleaved."""
     benchmarks: list[Benchmark] = []
     results: dict[int, dict[str, Any]] = {}
@@ -617,7 +598,7 @@ def bench_derive(built: Built) -> list[Benchmark]:
             f"compacted-{k}", built.events[: built.prefix[k]], projections=(IMAGE_OFFLOAD,)
         )
         twin = Session.from_events(
-            f"twin-{k}", built.twin_events[: built.twin_prefix[k]], projections=(IMAGE_OFFLOAD,)
+            f"twin-{k}", baseline.events[: baseline.prefix[k]], projections=(IMAGE_OFFLOAD,)
         )
         samples: dict[str, list[int]] = {"compacted": [], "twin": []}
         lengths: dict[str, int] = {}
@@ -632,7 +613,7 @@ def bench_derive(built: Built) -> list[Benchmark]:
             "samples": samples,
             "lengths": lengths,
             "surface": {"compacted": len(compacted.surface.nodes), "twin": len(twin.surface.nodes)},
-            "events": {"compacted": built.prefix[k], "twin": built.twin_prefix[k]},
+            "events": {"compacted": built.prefix[k], "twin": baseline.prefix[k]},
         }
         del compacted, twin
         gc.collect()
@@ -704,10 +685,10 @@ def _path_of(url: str) -> Path:
     return Path(url.split(":///", 1)[1])
 
 
-def bench_cold(backend: str, built: Built) -> list[Benchmark]:
+def bench_cold(backend: str, built: Built, baseline: Built) -> list[Benchmark]:
     runs: list[tuple[int, str, str]] = []
     for k in CHECKPOINTS:
-        runs += [(k, "compacted", built.snapshots[k]), (k, "twin", built.twin_snapshots[k])]
+        runs += [(k, "compacted", built.snapshots[k]), (k, "twin", baseline.snapshots[k])]
     for _, _, url in runs:
         _settle(url)
     sizes = {(k, kind): _settled_bytes(backend, _path_of(url)) for k, kind, url in runs}
@@ -806,17 +787,16 @@ def run() -> dict[str, Any]:
     derive: list[Benchmark] = []
     try:
         for backend in BACKENDS:
-            built = Built()
-            build_compacted(backend, directory, built)
-            build_twin(backend, directory, built)
+            built = build(backend, directory, "compacted", compacting=True)
+            twin = build(backend, directory, "twin", compacting=False)
             benchmarks += bench_bytes(backend, built.cycles)
             benchmarks.append(bench_time(backend, built.cycles))
             cycles[backend] = [_cycle_record(cycle) for cycle in built.cycles]
             if not derive:
-                derive = bench_derive(built)
-            built.events = built.twin_events = ()
+                derive = bench_derive(built, twin)
+            built.events = twin.events = ()
             gc.collect()
-            benchmarks += bench_cold(backend, built)
+            benchmarks += bench_cold(backend, built, twin)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return {"benchmarks": [*benchmarks, *derive], "cycles": cycles}
