@@ -9,10 +9,12 @@ cannot decide), plus any further absolute figures.
 
 from __future__ import annotations
 
+import cProfile
 import gc
 import math
 import os
 import platform
+import pstats
 import random
 import statistics
 import subprocess
@@ -36,6 +38,7 @@ __all__ = [
     "environment",
     "fig",
     "gc_collections",
+    "measure_work",
     "median",
     "memory",
     "now_ns",
@@ -155,6 +158,45 @@ def reset_peak() -> None:
 def gc_collections() -> int:
     """How many collections the cyclic garbage collector has run so far, all generations."""
     return sum(generation["collections"] for generation in gc.get_stats())
+
+
+def measure_work(
+    work: Callable[[], tuple[int, object]], *, collect: bool = True, profile: bool = False
+) -> dict[str, Any]:
+    """Time ``work`` in this (fresh) process, with the memory high-water mark it reaches.
+
+    ``work`` returns how many items it produced and what it loaded, which is kept alive until
+    the resident set has been read. ``collect=False`` disables the garbage collector first;
+    ``profile`` prints a cProfile report to stderr.
+    """
+    gc.collect()
+    if not collect:
+        gc.disable()
+    reset_peak()
+    before = memory()
+    collections = gc_collections()
+    profiler = cProfile.Profile() if profile else None
+    start = now_ns()
+    if profiler is not None:
+        profiler.enable()
+    items, loaded = work()
+    if profiler is not None:
+        profiler.disable()
+    elapsed = now_ns() - start
+    after = memory()
+    del loaded
+    if profiler is not None:
+        stats = pstats.Stats(profiler, stream=sys.stderr)
+        stats.sort_stats("tottime").print_stats(25)
+        stats.sort_stats("cumulative").print_stats(25)
+    return {
+        "seconds": elapsed / 1e9,
+        "items": items,
+        "rss_before": before["VmRSS"],
+        "peak": after["VmHWM"],
+        "rss_after": after["VmRSS"],
+        "collections": gc_collections() - collections,
+    }
 
 
 def _git(*args: str) -> str | None:

@@ -17,9 +17,7 @@ to print where its time goes.
 
 from __future__ import annotations
 
-import cProfile
 import gc
-import pstats
 import random
 import shutil
 import subprocess
@@ -46,11 +44,9 @@ from benchmarks._harness import (
     Benchmark,
     Figure,
     fig,
-    gc_collections,
+    measure_work,
     median,
-    memory,
     now_ns,
-    reset_peak,
 )
 from benchmarks.core import prose
 
@@ -383,37 +379,9 @@ def child_work(mode: str, target: str) -> tuple[Work, dict[str, Any], Callable[[
 def child(mode: str, target: str, *, collect: bool = True, profile: bool = False) -> dict[str, Any]:
     """Time one piece of work in this fresh process, with its memory high-water mark."""
     work, prepared, diagnose = child_work(mode, target)
-    gc.collect()
-    if not collect:
-        gc.disable()
-    reset_peak()
-    before = memory()
-    collections = gc_collections()
-    profiler = cProfile.Profile() if profile else None
-    start = now_ns()
-    if profiler is not None:
-        profiler.enable()
-    items, loaded = work()
-    if profiler is not None:
-        profiler.disable()
-    elapsed = now_ns() - start
-    after = memory()
-    del loaded
-    result = {
-        "seconds": elapsed / 1e9,
-        "items": items,
-        "rss_before": before["VmRSS"],
-        "peak": after["VmHWM"],
-        "rss_after": after["VmRSS"],
-        "collections": gc_collections() - collections,
-        **prepared,
-    }
+    result = {**measure_work(work, collect=collect, profile=profile), **prepared}
     if diagnose is not None:
         result["diagnostic"] = diagnose()
-    if profiler is not None:
-        stats = pstats.Stats(profiler, stream=sys.stderr)
-        stats.sort_stats("tottime").print_stats(25)
-        stats.sort_stats("cumulative").print_stats(25)
     return result
 
 

@@ -17,11 +17,9 @@ cold-open measurement runs children ``python -m benchmarks.stores cold MODE TARG
 
 from __future__ import annotations
 
-import cProfile
 import gc
 import io
 import os
-import pstats
 import random
 import shutil
 import sqlite3
@@ -43,12 +41,10 @@ from benchmarks._harness import (
     Figure,
     bootstrap_interval,
     fig,
-    gc_collections,
+    measure_work,
     median,
-    memory,
     now_ns,
     quiet_gc,
-    reset_peak,
 )
 from benchmarks.core import message_turn, prose, realistic_turn
 
@@ -836,36 +832,7 @@ def cold_child(
     mode: str, target: str, session_id: str, *, collect: bool = True, profile: bool = False
 ) -> dict[str, Any]:
     """Time one cold open (or raw read) in this fresh process, with its memory high-water mark."""
-    work = cold_work(mode, target, session_id)
-    gc.collect()
-    if not collect:
-        gc.disable()
-    reset_peak()
-    before = memory()
-    collections = gc_collections()
-    profiler = cProfile.Profile() if profile else None
-    start = now_ns()
-    if profiler is not None:
-        profiler.enable()
-    items, loaded = work()
-    if profiler is not None:
-        profiler.disable()
-    elapsed = now_ns() - start
-    after = memory()
-    del loaded
-    result = {
-        "seconds": elapsed / 1e9,
-        "items": items,
-        "rss_before": before["VmRSS"],
-        "peak": after["VmHWM"],
-        "rss_after": after["VmRSS"],
-        "collections": gc_collections() - collections,
-    }
-    if profiler is not None:
-        stats = pstats.Stats(profiler, stream=sys.stderr)
-        stats.sort_stats("tottime").print_stats(25)
-        stats.sort_stats("cumulative").print_stats(25)
-    return result
+    return measure_work(cold_work(mode, target, session_id), collect=collect, profile=profile)
 
 
 def _run_cold(mode: str, target: str, *, collect: bool) -> dict[str, Any]:
