@@ -92,21 +92,7 @@ class CompactionTrace:
         elif event_type == "compaction/prune":
             self._check_shadowed(event, data)
         elif event_type == "user/message" and _is_checkpoint(data):
-            source = data["source"]
-            if bracket is None:
-                _fail("compaction checkpoint has no matching compaction/start", event)
-            assert bracket is not None
-            if source.get("compactionId") != bracket.compaction_id:
-                _fail(
-                    f"compaction checkpoint id {js_text(source.get('compactionId'))} does not "
-                    f"match compaction/start id {js_text(bracket.compaction_id)}",
-                    event,
-                )
-            if source.get("sourceCommandId") != bracket.command_id:
-                _fail(
-                    "compaction checkpoint sourceCommandId does not match compaction/start",
-                    event,
-                )
+            self._same_bracket("compaction checkpoint", event, data["source"])
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """Advance past ``event`` (which ``check`` accepted)."""
@@ -163,21 +149,25 @@ class CompactionTrace:
             )
 
     def _matching(self, event: Mapping[str, Any], data: Any) -> _Bracket:
-        event_type = event["type"]
+        bracket = self._same_bracket(event["type"], event, data)
+        if bracket.start_seq not in self.stale_starts:
+            self._check_owner(event["type"], bracket.owner, event)
+        return bracket
+
+    def _same_bracket(self, subject: str, event: Mapping[str, Any], ids: Any) -> _Bracket:
+        """The open bracket, which ``ids`` (``compactionId``, ``sourceCommandId``) must name."""
         bracket = self.bracket
         if bracket is None:
-            _fail(f"{event_type} has no matching compaction/start", event)
+            _fail(f"{subject} has no matching compaction/start", event)
         assert bracket is not None
-        if data.get("compactionId") != bracket.compaction_id:
+        if ids.get("compactionId") != bracket.compaction_id:
             _fail(
-                f"{event_type} id {js_text(data.get('compactionId'))} does not match "
+                f"{subject} id {js_text(ids.get('compactionId'))} does not match "
                 f"compaction/start id {js_text(bracket.compaction_id)}",
                 event,
             )
-        if data.get("sourceCommandId") != bracket.command_id:
-            _fail(f"{event_type} sourceCommandId does not match compaction/start", event)
-        if bracket.start_seq not in self.stale_starts:
-            self._check_owner(event_type, bracket.owner, event)
+        if ids.get("sourceCommandId") != bracket.command_id:
+            _fail(f"{subject} sourceCommandId does not match compaction/start", event)
         return bracket
 
     def _check_shadowed(self, event: Mapping[str, Any], data: Any) -> None:
