@@ -57,20 +57,21 @@ class Agent:
         for _ in calls:
             self.calls += 1
             ids.append(f"call{self.calls}")
-        content += [m.tool_call(call_id, "bash", "{}") for call_id in ids]
+        named = zip(ids, (name for name, _ in calls), strict=True)
+        content += [m.tool_call(call_id, name, "{}") for call_id, name in named]
         data = m.assistant(
             content, provider=PROVIDER, model=MODEL, turn=self.turn, step=self.step, usage=usage
         )
         self.session.append("assistant/message", data, surface_op="append")
         results = []
-        for call_id, (_name, output) in zip(ids, calls, strict=True):
+        for call_id, (name, output) in zip(ids, calls, strict=True):
             self.session.append(
                 "tool/call",
                 {
                     "turn": self.turn,
                     "step": self.step,
                     "callId": call_id,
-                    "name": "bash",
+                    "name": name,
                     "arguments": "{}",
                 },
             )
