@@ -17,6 +17,7 @@ from agentlog import (
     open_turn_closers,
 )
 from agentlog import messages as m
+from agentlog.lifecycle import open_turn
 
 NOT_STARTED = (
     "The tool call was interrupted before the Harness recorded it as started. "
@@ -197,3 +198,14 @@ def test_closers_reopen_as_a_valid_session() -> None:
     session = Session.from_events("s", [*log, *open_turn_closers(log)])
     roles = [message["role"] for message in session.derive_messages()]
     assert roles == ["assistant", "tool"]
+
+
+def test_open_turn_names_the_turn_a_log_leaves_open() -> None:
+    def wire(*types: tuple[str, int]) -> list[dict[str, Any]]:
+        return [{"type": t, "seq": i, "data": {"turn": n}} for i, (t, n) in enumerate(types)]
+
+    assert open_turn([]) is None
+    assert open_turn(wire(("turn/start", 1))) == 1
+    assert open_turn(wire(("turn/start", 1), ("step/start", 1))) == 1
+    assert open_turn(wire(("turn/start", 1), ("turn/end", 1))) is None
+    assert open_turn(wire(("turn/start", 1), ("turn/end", 1), ("turn/start", 2))) == 2

@@ -21,6 +21,7 @@ from agentlog.lifecycle.repair import (
     TOOL_OUTCOME_UNKNOWN,
     CloserCause,
     ToolCallRecovery,
+    open_turn,
     open_turn_closers,
 )
 from agentlog.lifecycle.validity import check_provider_history, history_problems
@@ -40,6 +41,7 @@ __all__ = [
     "history_problems",
     "install_invariants",
     "install_trace",
+    "open_turn",
     "open_turn_closers",
     "pairing_counters",
     "tool_pairing_balanced_after",

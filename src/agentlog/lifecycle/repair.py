@@ -18,6 +18,7 @@ __all__ = [
     "TOOL_OUTCOME_UNKNOWN",
     "CloserCause",
     "ToolCallRecovery",
+    "open_turn",
     "open_turn_closers",
 ]
 
@@ -219,4 +220,17 @@ def _last_turn_boundary(events: Sequence[Mapping[str, Any]]) -> int | None:
     for index in range(len(events) - 1, -1, -1):
         if events[index]["type"] in ("turn/start", "turn/end"):
             return index
+    return None
+
+
+def open_turn(events: Sequence[Mapping[str, Any]]) -> Any:
+    """The number of the turn ``events`` leave open, or ``None`` between turns.
+
+    A turn is open when its ``turn/start`` has no ``turn/end`` after it.
+    """
+    for event in reversed(events):
+        if event["type"] == "turn/end":
+            return None
+        if event["type"] == "turn/start":
+            return event["data"]["turn"]
     return None

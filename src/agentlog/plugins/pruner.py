@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from agentlog.errors import CompactionConfigError, CompactionError
+from agentlog.lifecycle import open_turn
 from agentlog.plugins.tokens import estimate_message
 from agentlog.session import Session
 from agentlog.values import thaw
@@ -158,7 +159,7 @@ def prune_tool_results(session: Session, config: PruneConfig | None = None) -> P
         CompactionError: ``invalid`` when no turn is open (nothing is written).
     """
     config = config or PruneConfig()
-    if not _turn_is_open(session):
+    if open_turn(session.events) is None:
         raise CompactionError(
             "tool-result pruning needs an open turn: a replacement tool/result is turn-enclosed",
             code="invalid",
@@ -204,12 +205,3 @@ def prune_tool_results(session: Session, config: PruneConfig | None = None) -> P
             )
         )
     return PruneResult(pruned=tuple(done), chars_removed=removed)
-
-
-def _turn_is_open(session: Session) -> bool:
-    for event in reversed(session.events):
-        if event.type == "turn/end":
-            return False
-        if event.type == "turn/start":
-            return True
-    return False

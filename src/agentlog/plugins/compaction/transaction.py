@@ -20,7 +20,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentlog.errors import CompactionError
-from agentlog.lifecycle import tool_pairing_balanced_after, tool_pairing_balanced_before
+from agentlog.lifecycle import (
+    open_turn,
+    tool_pairing_balanced_after,
+    tool_pairing_balanced_before,
+)
 from agentlog.plugins.compaction.invariants import CHECKPOINT_KIND
 from agentlog.plugins.compaction.summary import (
     INSTRUCTION,
@@ -33,7 +37,7 @@ from agentlog.plugins.meter import NodePrice, TokenMeter
 from agentlog.plugins.tokens import estimate_message
 from agentlog.session import Session
 
-__all__ = ["CompactionResult", "Stability", "active_compaction", "open_turn", "run_compaction"]
+__all__ = ["CompactionResult", "Stability", "active_compaction", "run_compaction"]
 
 Stability = Literal["whole-surface", "selected-span"]
 """What may not change while the summary is written: any surface node, or the span's."""
@@ -71,17 +75,6 @@ class CompactionResult:
 
 class _SurfaceChanged(Exception):  # an outcome of the race, not a bug
     """The surface moved under a running compaction."""
-
-
-def open_turn(session: Session) -> int | None:
-    """The number of the turn the log leaves open, if any."""
-    for event in reversed(session.events):
-        if event.type == "turn/end":
-            return None
-        if event.type == "turn/start":
-            turn: int = event.data["turn"]
-            return turn
-    return None
 
 
 def active_compaction(session: Session) -> int | None:
@@ -166,7 +159,7 @@ async def run_compaction(
             "already active",
             code="busy",
         )
-    turn = open_turn(session)
+    turn = open_turn(session.events)
     if manual and turn is not None:
         raise CompactionError(
             "manual compaction: the session already has an open turn", code="busy"
