@@ -117,10 +117,12 @@ class ExtractiveSummarizer:
         tools: list[str] = []
         prior: list[str] = []
         replies: list[str] = []
+        texts: list[str] = []
         for message in messages:
             if not isinstance(message, Mapping):
                 continue
             role, text = message.get("role"), _text(message.get("content"))
+            texts.append(text)
             if role == "user":
                 earlier = _CHECKPOINT.findall(text)
                 if earlier:
@@ -137,8 +139,7 @@ class ExtractiveSummarizer:
                 ]
             elif role == "tool" and message.get("isError") is True:
                 errors.append(text)
-        everything = "\n".join(_text(m.get("content")) for m in messages if isinstance(m, Mapping))
-        files = list(dict.fromkeys(_paths(everything)))
+        files = list(dict.fromkeys(_paths("\n".join(texts))))
         body = {
             "Primary Request and Intent": self._items(requests),
             "Key Technical Concepts": self._items(f"tool `{t}` used" for t in dict.fromkeys(tools)),
