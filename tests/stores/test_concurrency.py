@@ -72,10 +72,15 @@ class Writer:
         pytest.fail(f"writer ended without {prefixes}: {self.lines[-5:]}, {self.finish()}")
 
     def finish(self) -> int:
-        """Let the writer end; collect its remaining lines; return its exit code."""
-        out, _ = self.process.communicate(timeout=120)
-        self.lines += out.splitlines()
-        return self.process.returncode
+        """Let the writer end; collect its remaining lines; return its exit code.
+
+        The rest is read through ``stdout`` itself, not ``communicate()``: that reads the raw
+        pipe and would miss lines ``read_until`` already pulled into the file's buffer.
+        """
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.close()
+        self.lines += self.process.stdout.read().splitlines()
+        return self.process.wait(timeout=120)
 
     def acks(self) -> list[Wire]:
         return [loads(line[2:]) for line in self.lines if line.startswith("A {")]
