@@ -77,7 +77,8 @@ class Writer:
         The rest is read through ``stdout`` itself, not ``communicate()``: that reads the raw
         pipe and would miss lines ``read_until`` already pulled into the file's buffer.
         """
-        assert self.process.stdin is not None and self.process.stdout is not None
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
         self.process.stdin.close()
         self.lines += self.process.stdout.read().splitlines()
         return self.process.wait(timeout=120)
