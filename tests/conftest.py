@@ -10,9 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from agentlog import install_invariants
 from agentlog.session import on_session_created
+
+settings.register_profile("agentlog", deadline=None)
+settings.load_profile("agentlog")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -586,7 +586,7 @@ def _run_key(record: dict[str, Any]) -> tuple[Any, ...] | None:
     return (record["type"], record["index"], record.get("id"), "name" in record, record.get("name"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(timed_chunks)
 def test_recording_is_lossless_canonical_and_maximal(chunks: list[TimedChunk]) -> None:
     records = record_stream(chunks)

@@ -274,7 +274,7 @@ def history_id(writer: Writer, seq: int) -> str:
     return history_id(writer, op["start"]) if isinstance(op, dict) else f"legacy-message:s1:{seq}"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**32 - 1))
 def test_a_migrated_format_0_log_derives_its_history_and_keeps_every_reference(seed: int) -> None:
     writer = Writer(random.Random(seed))

@@ -24,7 +24,7 @@ from agentlog.lifecycle import CloserCause
 from tests.agent_logs import grow_agent_session
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), length=st.integers(20, 160), data=st.data())
 def test_any_cut_plus_closers_is_structurally_sound_and_provider_valid(
     seed: int, length: int, data: st.DataObject

@@ -250,7 +250,7 @@ def test_zero_head_and_tail_still_shrink() -> None:
     ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     pieces=st.lists(
         st.one_of(st.text(alphabet="ab😀\n", max_size=80), st.sampled_from(["IMG1", "IMG2"])),

@@ -52,7 +52,6 @@ TOOLS = ("search", "read")
 TEXT = st.text(alphabet="abcxyz \u00e9\ud800", max_size=6)
 SETTINGS = settings(
     max_examples=150,
-    deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
@@ -463,7 +462,7 @@ def test_random_append_sequences_keep_every_view_equal_to_a_replay(data: st.Data
     driver.check_end()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_derive_after_bursts_of_appends_equals_a_replay(data: st.DataObject) -> None:
     """The derive cache catches up on several new nodes, replaces and projections at once."""
@@ -477,7 +476,7 @@ def test_derive_after_bursts_of_appends_equals_a_replay(data: st.DataObject) -> 
     assert_matches_replay(session)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_valid_message_sequences_ignore_interleaved_log_only_events(data: st.DataObject) -> None:
     """§15 scenario 38 as a property: log-only events never change the derived history."""

@@ -163,7 +163,7 @@ def test_header_frame_and_batch_frames_round_trip() -> None:
     assert _whole_stream(data) == b"".join(batches)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.binary(max_size=300), max_size=8))
 def test_any_batches_round_trip_and_match_whole_stream_decoding(batches: list[bytes]) -> None:
     data, ranges = _log([HEADER, *batches])
@@ -429,7 +429,7 @@ def test_max_frames_stops_before_later_damage() -> None:
     assert scan_frames(data[:10], max_frames=1) == FrameScan(frames=(), torn_start=0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.binary(min_size=1, max_size=400), min_size=1, max_size=5), st.data())
 def test_any_truncation_is_torn_and_recovers_a_prefix(
     batches: list[bytes], draw: st.DataObject

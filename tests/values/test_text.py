@@ -159,14 +159,14 @@ LOSSLESS = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(LOSSLESS)
 def test_every_lossless_value_round_trips(value: Any) -> None:
     assert loads(dumps(value)) == value
     assert loads(dumps(snapshot(value))) == value
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(LOSSLESS)
 def test_every_lossless_value_round_trips_below_1100_levels(value: Any) -> None:
     back = loads(dumps(deep_list(1100, value)))

@@ -96,7 +96,7 @@ def check(agent: Agent, before: list[dict[str, Any]], originals: dict[int, list[
         assert [event.seq for event in expand(session, record.seq)] == expected
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2**32 - 1))
 def test_compaction_never_loses_or_unbalances_anything(seed: int) -> None:
     rng = random.Random(seed)
