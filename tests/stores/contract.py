@@ -46,6 +46,7 @@ from agentlog.errors import (
     SessionNotFound,
 )
 from agentlog.stores import Backend, Store
+from agentlog.values._snapshot import c_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOCK = 1_700_000_000_000
@@ -841,6 +842,22 @@ class StoreContract(ABC):
         reopened = stores().inspect("exact")
         assert wire(reopened.events)[: session.seq] == wire(session.events)
         assert reopened.event_at(session.seq - 1)["data"]["meta"] == meta
+
+    @pytest.mark.skipif(c_snapshot is None, reason="only the C accelerator shares strings")
+    def test_a_loaded_log_holds_one_object_per_recurring_short_value(
+        self, stores: Callable[..., Store], store: Store
+    ) -> None:
+        """Thousands of equal "assistant" or model strings would cost a loaded session dearly."""
+        session = store.create("shared")
+        for turn in (1, 2, 3):
+            one_turn(session, turn)
+        session.close()
+        loaded = stores().inspect("shared")
+        messages = [e["data"]["message"] for e in loaded.events if e.type == "assistant/message"]
+        assert len(messages) == 6
+        assert len({id(message["role"]) for message in messages}) == 1
+        assert len({id(message["source"]["model"]) for message in messages}) == 1
+        assert len({id(message["content"][0]["type"]) for message in messages}) == 1
 
     # --- closing ---------------------------------------------------------------------------
 

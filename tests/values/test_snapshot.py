@@ -4,12 +4,15 @@ Covers spec/core.md §1 with the Python mapping of §1.4 and DESIGN decision 3: 
 domain, the refused values with their JSON paths, detaching (shared sub-objects become
 independent copies), iterative walking of any depth, cycle detection, reuse of already-frozen
 values, and the agreement of the three walkers — the C accelerator, the pure-Python fast path
-and the diagnosing walker the public ``snapshot()`` falls back to.
+and the diagnosing walker the public ``snapshot()`` falls back to. Last, ``share_strings()``,
+the accelerator's memory saver for the stores' readers.
 """
 
 from __future__ import annotations
 
 import collections
+import copy
+import os
 import pickle
 from typing import Any
 
@@ -18,7 +21,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentlog import NotLosslessJson
-from agentlog.values import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_frozen, snapshot
+from agentlog.values import (
+    MAX_SAFE_INTEGER,
+    FrozenDict,
+    FrozenList,
+    is_frozen,
+    loads,
+    share_strings,
+    snapshot,
+)
 from agentlog.values._snapshot import _Reject, c_snapshot, python_snapshot
 from tests.values.support import deep_dict, deep_list
 
@@ -341,7 +352,7 @@ def _outcome(walker: Any, value: Any) -> tuple[str, Any]:
     reason="the C accelerator agentlog.values._speedups is not compiled here (or "
     "AGENTLOG_PURE_PYTHON is set), so there is nothing to compare",
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.one_of(JSONISH, WITH_FROZEN))
 def test_the_c_accelerator_and_the_python_fast_path_agree(value: Any) -> None:
     c_result = _outcome(c_snapshot, value)
@@ -352,7 +363,7 @@ def test_the_c_accelerator_and_the_python_fast_path_agree(value: Any) -> None:
         assert c_result[1] == value
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.one_of(JSONISH, WITH_FROZEN))
 def test_public_snapshot_accepts_exactly_what_the_fast_path_accepts(value: Any) -> None:
     kind, expected = _outcome(python_snapshot, value)
@@ -363,7 +374,7 @@ def test_public_snapshot_accepts_exactly_what_the_fast_path_accepts(value: Any) 
             snapshot(value)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.one_of(JSONISH, WITH_FROZEN))
 def test_the_diagnosing_walker_agrees_with_the_fast_path(value: Any) -> None:
     """Nesting a value 1500 lists deep defeats both fast paths, so the iterative walker runs."""
@@ -410,3 +421,75 @@ def test_the_fast_paths_signal_instead_of_diagnosing() -> None:
     with pytest.raises(NotLosslessJson) as info:
         snapshot(value)
     assert info.value.path == "$.content[0].text"
+
+
+def test_ci_builds_the_c_accelerator() -> None:
+    """The accelerator tests skip where it is not compiled; CI always compiles it."""
+    if os.environ.get("CI"):
+        assert c_snapshot is not None
+
+
+# --- sharing short strings (the stores' readers) ------------------------------------------
+
+needs_accelerator = pytest.mark.skipif(
+    c_snapshot is None, reason="share_strings() shares only with the C accelerator"
+)
+
+
+@needs_accelerator
+def test_equal_short_values_of_parsed_records_become_one_object() -> None:
+    text = b'{"message": {"role": "assistant", "content": [["text", "call-1"]]}}'
+    first, second = loads(text), loads(text)
+    assert first["message"]["role"] is not second["message"]["role"]
+    share_strings(first)
+    share_strings(second)
+    assert first == second == loads(text)
+    assert second["message"]["role"] is first["message"]["role"]
+    assert second["message"]["content"][0][0] is first["message"]["content"][0][0]
+    assert second["message"]["content"][0][1] is first["message"]["content"][0][1]
+
+
+@needs_accelerator
+def test_strings_longer_than_32_characters_are_left_alone() -> None:
+    text = b'["' + b"x" * 33 + b'", "' + b"y" * 32 + b'"]'
+    first, second = loads(text), loads(text)
+    share_strings(first)
+    share_strings(second)
+    assert second[0] is not first[0]
+    assert second[1] is first[1]
+
+
+@needs_accelerator
+def test_a_recurring_value_stays_shared_while_one_off_values_pass_through() -> None:
+    share_strings(["assistant"])
+    held = ["assistant"]
+    share_strings(held)
+    for index in range(20_000):  # ids: every set of the table sees several
+        share_strings([f"id-{index}"])
+        again = loads(b'["assistant"]')
+        share_strings(again)
+        assert again[0] is held[0]
+
+
+@needs_accelerator
+def test_frozen_values_and_keys_are_not_touched() -> None:
+    """Frozen values are already shared by whoever holds them; keys cannot be swapped in place."""
+    share_strings(["assistant"])  # the table holds an "assistant"
+    frozen = snapshot({"role": "".join(["assis", "tant"])})  # another one
+    role = frozen["role"]
+    key = "".join(["ro", "le"])
+    record = {"frozen": frozen, key: "".join(["assis", "tant"])}
+    share_strings(record)
+    assert record["frozen"] is frozen
+    assert frozen["role"] is role
+    assert record[key] is not role  # the plain value was shared with the table's
+    assert next(iter(record.keys() - {"frozen"})) is key
+
+
+@settings(max_examples=200)
+@given(VALID_JSON)
+def test_sharing_never_changes_a_value(value: Any) -> None:
+    record = copy.deepcopy(value)
+    share_strings(record)
+    assert record == value
+    assert_same_tree(record, value)

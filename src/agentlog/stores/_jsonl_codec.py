@@ -16,7 +16,7 @@ import orjson
 
 from agentlog.errors import NotLosslessJson
 from agentlog.stores.recovery import UNREPRESENTABLE
-from agentlog.values import JsonValue, dumps, is_seq, loads
+from agentlog.values import JsonValue, dumps, is_seq, loads, share_strings
 
 _orjson_loads = orjson.loads
 _DecodeError = orjson.JSONDecodeError
@@ -135,9 +135,11 @@ def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, "line is not a JSON object"
     event_type = record.get("type")
     if type(event_type) is str:
-        # One shared string per event type: freed at once, the parser's next line reuses the
-        # memory, so a loaded log is smaller than its raw records.
+        # One shared string per event type and, with the accelerator, per recurring short
+        # value: freed at once, the parser's next line reuses the memory, so a loaded log is
+        # smaller than its raw records.
         record["type"] = intern(event_type)
+    share_strings(record)
     sources = record.get("sourceEventSeqs")
     if sources is not None and type(sources) is list and list in map(type, sources):
         decoded = decode_seq_ranges(sources)

@@ -33,7 +33,7 @@ from agentlog.errors import (
     StoreError,
 )
 from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
-from agentlog.values import JsonValue, dumps, loads
+from agentlog.values import JsonValue, dumps, loads, share_strings
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
 
@@ -317,6 +317,7 @@ class SqliteBackend(Backend):
             event["surfaceOp"] = self._decode(session_id, index, "surface_op", surface_op)
         if ignorable is not None:
             event["ignorable"] = True
+        share_strings(event)  # before the next row is decoded, which reuses the freed memory
         return event
 
     def _decode(self, session_id: str, seq: int, column: str, text: str | bytes) -> Any:

@@ -20,6 +20,7 @@ from agentlog.values._snapshot import (
     is_frozen,
     json_path,
     retype,
+    share_strings,
     snapshot,
     thaw_walk,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "json_path",
     "loads",
     "retype",
+    "share_strings",
     "snapshot",
     "thaw",
 ]

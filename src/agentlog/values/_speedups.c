@@ -11,6 +11,13 @@
  * Containers are created through dict/list tp_new and filled with the C-level
  * PyDict_SetItem / PyList_Append, which bypass the Python-level mutators that FrozenDict and
  * FrozenList override to raise.
+ *
+ * share_strings(value) serves the stores' readers: a parser makes a new str for every "text",
+ * "assistant" or model name of a log, so a loaded session would hold tens of thousands of equal
+ * copies. Called on each record right after parsing (so the parser's next record reuses the
+ * freed memory), it replaces every short string value by the equal one a small two-way
+ * set-associative table holds, if any. The table is bounded (unique strings such as ids only
+ * evict each other) and holds immutable str objects only, so sharing is invisible to callers.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -19,10 +26,56 @@
 #define MAX_DEPTH 200
 #define MAX_SAFE_INTEGER 9007199254740991LL
 
+#define SHARED_MAX_LENGTH 32
+#define SHARED_SLOTS 4096 /* a power of two: 2048 sets of two */
+
 static PyObject *FrozenDictType = NULL;
 static PyObject *FrozenListType = NULL;
 static PyObject *Fallback = NULL;
 static PyObject *EmptyTuple = NULL;
+static PyObject *Shared[SHARED_SLOTS];
+
+static int
+same_text(PyObject *held, PyObject *text, Py_ssize_t length)
+{
+    return held != NULL && PyUnicode_GET_LENGTH(held) == length &&
+           PyUnicode_KIND(held) == PyUnicode_KIND(text) &&
+           memcmp(PyUnicode_DATA(held), PyUnicode_DATA(text),
+                  (size_t)length * PyUnicode_KIND(text)) == 0;
+}
+
+/* The shared object equal to the str `text` (a borrowed reference): the table's, or `text`
+ * itself, which then takes its set's most recent slot. Each hash selects a set of two slots
+ * kept in least-recently-used order, so two recurring values that collide both stay shared,
+ * and a recurring value survives one-off values (ids) passing through its set. NULL only if
+ * hashing failed (it cannot for an exact str). */
+static PyObject *
+shared_string(PyObject *text)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    if (length > SHARED_MAX_LENGTH) {
+        return text;
+    }
+    Py_hash_t hash = PyObject_Hash(text);
+    if (hash == -1) {
+        return NULL;
+    }
+    PyObject **set = &Shared[(size_t)hash & (SHARED_SLOTS - 2)];
+    if (set[0] == text || same_text(set[0], text, length)) {
+        return set[0];
+    }
+    if (set[1] == text || same_text(set[1], text, length)) {
+        PyObject *held = set[1]; /* now the most recent: a one-off value evicts the other */
+        set[1] = set[0];
+        set[0] = held;
+        return held;
+    }
+    Py_INCREF(text);
+    Py_XDECREF(set[1]);
+    set[1] = set[0];
+    set[0] = text;
+    return text;
+}
 
 static PyObject *
 fallback(void)
@@ -130,6 +183,60 @@ snap(PyObject *value, int depth)
         return value;
     }
     return fallback();
+}
+
+static int
+share(PyObject *value, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        return 0; /* a cycle or absurd nesting: leave it to the validating walkers */
+    }
+    if (PyDict_CheckExact(value)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(value, &pos, &key, &item)) {
+            if (PyUnicode_CheckExact(item)) {
+                PyObject *shared = shared_string(item);
+                /* Replacing the value of an existing key keeps the iteration valid. */
+                if (shared == NULL || (shared != item && PyDict_SetItem(value, key, shared) < 0)) {
+                    return -1;
+                }
+            }
+            else if (share(item, depth + 1) < 0) {
+                return -1;
+            }
+        }
+    }
+    else if (PyList_CheckExact(value)) {
+        Py_ssize_t size = PyList_GET_SIZE(value);
+        for (Py_ssize_t i = 0; i < size; i++) {
+            PyObject *item = PyList_GET_ITEM(value, i);
+            if (PyUnicode_CheckExact(item)) {
+                PyObject *shared = shared_string(item);
+                if (shared == NULL) {
+                    return -1;
+                }
+                if (shared != item) {
+                    Py_INCREF(shared);
+                    PyList_SET_ITEM(value, i, shared);
+                    Py_DECREF(item);
+                }
+            }
+            else if (share(item, depth + 1) < 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+speedups_share_strings(PyObject *module, PyObject *value)
+{
+    if (share(value, 0) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
 }
 
 /*
@@ -293,6 +400,8 @@ static PyMethodDef speedups_methods[] = {
      "Set the frozen container types and the fallback error class."},
     {"freeze_in_place", speedups_freeze_in_place, METH_O,
      "Validate a freshly parsed value and freeze its own containers, or raise the fallback."},
+    {"share_strings", speedups_share_strings, METH_O,
+     "Replace the short string values of plain dicts and lists by equal shared ones, in place."},
     {"retype", speedups_retype, METH_VARARGS,
      "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
     {NULL, NULL, 0, NULL},
