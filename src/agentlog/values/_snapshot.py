@@ -131,18 +131,22 @@ def freeze_owned(value: Any) -> Any:
     return snapshot(value)
 
 
-def share_strings(record: Any) -> None:
-    """Replace short string values of a freshly parsed record by equal ones seen before.
+def _share_nothing(record: Any) -> None:
+    """``share_strings`` without the accelerator: nothing to do."""
 
-    A parser makes a new ``str`` for each ``"text"``, ``"assistant"`` or model name of a log,
-    so a loaded session would hold tens of thousands of equal copies; the stores' readers call
-    this on each record right after parsing, so the parser's next record reuses the memory.
-    Only the C accelerator does it (a bounded table of recent strings; ``str`` is immutable, so
-    nothing observable changes); without it this does nothing. Never pass a caller's object:
-    its dicts and lists are changed in place.
-    """
-    if _speedups is not None:
-        _speedups.share_strings(record)
+
+share_strings: Callable[[Any], None] = (
+    _share_nothing if _speedups is None else _speedups.share_strings
+)
+"""Replace short string values of a freshly parsed record by equal ones seen before.
+
+A parser makes a new ``str`` for each ``"text"``, ``"assistant"`` or model name of a log, so a
+loaded session would hold tens of thousands of equal copies; the stores' readers call this on
+each record right after parsing, so the parser's next record reuses the memory. Only the C
+accelerator does it (a bounded table of recent strings; ``str`` is immutable, so nothing
+observable changes); without it this does nothing. Never pass a caller's object: its dicts and
+lists are changed in place.
+"""
 
 
 def retype(value: FrozenDict, subtype: type[FrozenDict]) -> FrozenDict:
