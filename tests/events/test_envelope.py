@@ -15,7 +15,8 @@ import pytest
 from agentlog import Event, EventRejected, NotLosslessJson
 from agentlog import messages as m
 from agentlog.events import ENVELOPE_KEYS, envelope_is_valid, new_event
-from agentlog.values import snapshot
+from agentlog.events.envelope import event_from_owned_wire
+from agentlog.values import loads, snapshot
 
 TURN_START: dict[str, Any] = {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}}
 
@@ -97,6 +98,25 @@ def test_integral_float_seq_and_time_become_ints() -> None:
     assert (event.seq, event.time) == (3, 7)
     assert type(event.seq) is int
     assert type(event.time) is int
+
+
+def test_a_parsed_record_becomes_an_event_with_the_same_checks() -> None:
+    """``event_from_owned_wire``: the stores' path, which freezes the parsed dict in place."""
+    line = b'{"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}}'
+    event = event_from_owned_wire(loads(line))
+    assert type(event) is Event
+    assert event == Event.from_wire(TURN_START)
+    with pytest.raises(EventRejected, match="session event has an invalid event envelope"):
+        event_from_owned_wire(loads(b'{"type": "turn/start", "seq": -1, "time": 5, "data": {}}'))
+
+
+@pytest.mark.parametrize("build", [Event.from_wire, event_from_owned_wire])
+def test_a_rule_violation_names_an_integral_float_seq_as_the_seq(build: Any) -> None:
+    wire = {"type": "tool/result", "seq": 2.0, "time": 5, "data": "not an object"}
+    with pytest.raises(EventRejected) as refused:
+        build(wire)
+    assert str(refused.value) == "session event at seq 2 data must be an object"
+    assert refused.value.seq == 2
 
 
 def test_an_event_pickles_as_an_event() -> None:

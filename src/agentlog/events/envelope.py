@@ -123,21 +123,8 @@ class Event(FrozenDict):
             agentlog.EventRejected: for an invalid envelope or payload.
         """
         frozen = snapshot(wire)
-        if not envelope_is_valid(frozen):
-            raise EventRejected(
-                "session event has an invalid event envelope",
-                event_type=frozen.get("type") if isinstance(frozen, dict) else None,
-            )
-        event = event_from_checked_wire(frozen)
-        try:
-            check_event(event["type"], event["data"])
-        except RuleViolation as violation:
-            raise EventRejected(
-                f"session event at seq {event['seq']} {violation}",
-                event_type=event["type"],
-                seq=event["seq"],
-            ) from None
-        return event
+        _check_wire(frozen)
+        return event_from_checked_wire(frozen)
 
 
 def event_from_owned_wire(wire: dict[str, Any]) -> Event:
@@ -153,6 +140,19 @@ def event_from_owned_wire(wire: dict[str, Any]) -> Event:
     if type(wire) is Event:
         return wire
     frozen = freeze_owned(wire)
+    _check_wire(frozen)
+    if type(frozen["seq"]) is not int or type(frozen["time"]) is not int:
+        return event_from_checked_wire(frozen)  # normalizes integral floats (a copy)
+    event: Event = retype(frozen, Event)  # type: ignore[assignment]  # an Event by retype()
+    return event
+
+
+def _check_wire(frozen: Any) -> None:
+    """The event-local checks: the envelope (spec/core.md §2.1), then the per-type rules.
+
+    Raises:
+        agentlog.EventRejected: for an invalid envelope or payload.
+    """
     if not envelope_is_valid(frozen):
         raise EventRejected(
             "session event has an invalid event envelope",
@@ -161,15 +161,10 @@ def event_from_owned_wire(wire: dict[str, Any]) -> Event:
     try:
         check_event(frozen["type"], frozen["data"])
     except RuleViolation as violation:
+        seq = int(frozen["seq"])  # an integral float (1.0) is named as the seq it stands for
         raise EventRejected(
-            f"session event at seq {frozen['seq']} {violation}",
-            event_type=frozen["type"],
-            seq=frozen["seq"],
+            f"session event at seq {seq} {violation}", event_type=frozen["type"], seq=seq
         ) from None
-    if type(frozen["seq"]) is not int or type(frozen["time"]) is not int:
-        return event_from_checked_wire(frozen)  # normalizes integral floats (a copy)
-    event: Event = retype(frozen, Event)  # type: ignore[assignment]  # an Event by retype()
-    return event
 
 
 def envelope_is_valid(wire: object) -> bool:
