@@ -46,7 +46,7 @@ from agentlog.errors import (
     SessionNotFound,
 )
 from agentlog.stores import Backend, Store
-from agentlog.values._snapshot import c_snapshot
+from tests.values.support import needs_accelerator
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOCK = 1_700_000_000_000
@@ -843,7 +843,7 @@ class StoreContract(ABC):
         assert wire(reopened.events)[: session.seq] == wire(session.events)
         assert reopened.event_at(session.seq - 1)["data"]["meta"] == meta
 
-    @pytest.mark.skipif(c_snapshot is None, reason="only the C accelerator shares strings")
+    @needs_accelerator
     def test_a_loaded_log_holds_one_object_per_recurring_short_value(
         self, stores: Callable[..., Store], store: Store
     ) -> None:

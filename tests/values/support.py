@@ -1,8 +1,17 @@
-"""Builders for deeply nested values (built iteratively, so any depth works)."""
+"""Builders for deeply nested values (built iteratively, so any depth works), and the marker of
+tests that need the C accelerator."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import pytest
+
+from agentlog.values._snapshot import c_snapshot
+
+needs_accelerator = pytest.mark.skipif(
+    c_snapshot is None, reason="share_strings() shares only with the C accelerator"
+)
 
 
 def deep_list(depth: int, leaf: Any) -> list[Any]:

@@ -31,7 +31,7 @@ from agentlog.values import (
     snapshot,
 )
 from agentlog.values._snapshot import _Reject, c_snapshot, python_snapshot
-from tests.values.support import deep_dict, deep_list
+from tests.values.support import deep_dict, deep_list, needs_accelerator
 
 
 def assert_same_tree(actual: Any, expected: Any) -> None:
@@ -430,10 +430,6 @@ def test_ci_builds_the_c_accelerator() -> None:
 
 
 # --- sharing short strings (the stores' readers) ------------------------------------------
-
-needs_accelerator = pytest.mark.skipif(
-    c_snapshot is None, reason="share_strings() shares only with the C accelerator"
-)
 
 
 @needs_accelerator
