@@ -13,6 +13,7 @@ AgentlogError
 ├── CompactionError (RuntimeError)   a compaction did not replace history (``code`` says why)
 ├── CompactionConfigError (ValueError)  a compaction or pruning configuration is invalid
 ├── TokenMeterError (ValueError)     the token meter cannot fold a log
+├── ProviderError (RuntimeError)     a model call failed (``failure``: the logged LlmFailure)
 └── StoreError                       a store could not do what was asked
     ├── SessionNotFound (LookupError)        no session with that id in the store
     ├── SessionAlreadyExists (ValueError)    the id is taken
@@ -44,6 +45,7 @@ __all__ = [
     "InvariantError",
     "MigrationRefused",
     "NotLosslessJson",
+    "ProviderError",
     "SeedRejected",
     "SessionAlreadyExists",
     "SessionForkError",
@@ -179,6 +181,26 @@ class CompactionError(AgentlogError, RuntimeError):
 
 class TokenMeterError(AgentlogError, ValueError):
     """The token meter cannot fold a log whose structure it relies on (spec/plugins.md §7)."""
+
+
+class ProviderError(AgentlogError, RuntimeError):
+    """A model call failed; the loop retries it or ends the turn with it (spec/plugins.md §4.8).
+
+    Attributes:
+        failure: The ``LlmFailure`` as it is logged: ``{message, code, status?,
+            providerRetryAfterMs?, requestId?}``; ``str()`` is its message.
+        code: ``failure["code"]`` (``RATE_LIMIT``, ``SERVER``, ``CONTEXT_WINDOW_EXCEEDED``, ...).
+    """
+
+    failure: dict[str, Any] | None = None
+    code: str = "UNKNOWN"
+
+    @classmethod
+    def of(cls, message: str, code: str, **fields: Any) -> ProviderError:
+        """An error carrying the failure ``{message, code, **fields}`` (``None`` fields dropped)."""
+        failure = {"message": message, "code": code}
+        failure.update({key: value for key, value in fields.items() if value is not None})
+        return cls(message, failure=failure, code=code)
 
 
 class CompactionConfigError(AgentlogError, ValueError):

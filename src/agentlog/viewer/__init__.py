@@ -1,0 +1,1 @@
+"""The offline viewer: a session's log and surface as one self-contained HTML file."""

@@ -1,0 +1,55 @@
+"""The model-call contract: the default retry policy, failures, requests."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+
+from agentlog.loop import DEFAULT_RETRY_POLICY, ModelRequest, ProviderError, RetryPolicy
+
+
+def test_the_default_retry_policy_is_the_specs() -> None:
+    """spec/plugins.md §4.9: normal mode, 5 retries, 500 ms → 10 s, jitter 0.1."""
+    assert (
+        RetryPolicy(
+            mode="normal",
+            max_retries=5,
+            retryable_codes=frozenset(
+                {"EMPTY_RESPONSE", "RATE_LIMIT", "SERVER", "TIMEOUT", "TRANSPORT"}
+            ),
+            initial_delay_ms=500,
+            max_delay_ms=10_000,
+            jitter_ratio=0.1,
+        )
+        == DEFAULT_RETRY_POLICY
+    )
+
+
+def test_a_provider_error_carries_its_failure_and_pickles() -> None:
+    error = ProviderError.of("slow down", "RATE_LIMIT", status=429, providerRetryAfterMs=2000)
+    assert str(error) == "slow down"
+    assert error.code == "RATE_LIMIT"
+    assert error.failure == {
+        "message": "slow down",
+        "code": "RATE_LIMIT",
+        "status": 429,
+        "providerRetryAfterMs": 2000,
+    }
+    copy = pickle.loads(pickle.dumps(error))
+    assert copy.failure == error.failure
+    assert copy.code == "RATE_LIMIT"
+
+
+def test_absent_failure_fields_are_left_out() -> None:
+    assert ProviderError.of("gone", "TRANSPORT", status=None).failure == {
+        "message": "gone",
+        "code": "TRANSPORT",
+    }
+
+
+def test_a_request_is_a_frozen_value() -> None:
+    request = ModelRequest(provider="scripted", model="m", messages=[])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.model = "other"  # type: ignore[misc]  # the point of the test
