@@ -9,12 +9,18 @@ Storage work (opening, durable appends, flushes) runs in a worker thread, so the
 keeps running while a file is fsynced; the calls on one session are serialized. Observers of
 a session therefore run in that worker thread during a durable append: keep them synchronous
 (or hand work to the loop with ``loop.call_soon_threadsafe``).
+
+``async with session.batch():`` is the group commit of ``Session.batch()``: the appends inside
+do no I/O, so they run on the event loop itself, and the block's exit writes them in one
+durable write in a worker thread. Other tasks' calls on the session wait for the block.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+import contextvars
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import Any
 
 from agentlog.events import Event
@@ -25,6 +31,11 @@ from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 from agentlog.values import JsonValue
 
 __all__ = ["AsyncSession", "AsyncStore", "open_store"]
+
+_BATCHING: contextvars.ContextVar[AsyncSession | None] = contextvars.ContextVar(
+    "agentlog_aio_batching", default=None
+)
+"""The session whose group commit the current task is inside, if any."""
 
 
 async def open_store(
@@ -165,6 +176,14 @@ class AsyncSession:
         ignorable: bool = False,
     ) -> Event:
         """Validate and append one event; return it as stored (see ``Session.append``)."""
+        if _BATCHING.get() is self:  # inside this task's own batch: queued, no I/O
+            return self.sync.append(
+                event_type,
+                data,
+                surface_op=surface_op,
+                source_event_seqs=source_event_seqs,
+                ignorable=ignorable,
+            )
         async with self._lock:
             if not self.sync.attached:
                 return self.sync.append(
@@ -185,8 +204,31 @@ class AsyncSession:
 
     async def flush(self) -> None:
         """Return once every appended event is durable."""
+        if _BATCHING.get() is self:
+            await asyncio.to_thread(self.sync.flush)
+            return
         async with self._lock:
             await asyncio.to_thread(self.sync.flush)
+
+    @asynccontextmanager
+    async def batch(self) -> AsyncIterator[AsyncSession]:
+        """Group commit (see ``Session.batch``): one durable write when the block exits."""
+        if _BATCHING.get() is self:  # nested: join the outer block
+            yield self
+            return
+        async with self._lock:
+            self.sync._open_batch()
+            token = _BATCHING.set(self)
+            try:
+                yield self
+            finally:
+                _BATCHING.reset(token)
+                try:
+                    # The write happens in a worker thread; the batch stays open (this thread
+                    # owns it) until it is durable, so no other thread's append slips in.
+                    await asyncio.to_thread(self.sync.flush)
+                finally:
+                    self.sync._close_batch(write=False)
 
     async def close(self) -> None:
         """Flush, release the store's writer lock and refuse further appends; idempotent."""

@@ -15,11 +15,19 @@ class RecordingSink:
         self.refuse: Exception | None = None
         self.flushes = 0
         self.closes = 0
+        self.holds = 0
+        self.releases: list[bool] = []
 
     def persist(self, event: Event) -> None:
         if self.refuse is not None:
             raise self.refuse
         self.persisted.append(event)
+
+    def hold(self) -> None:
+        self.holds += 1
+
+    def release(self, *, write: bool) -> None:
+        self.releases.append(write)
 
     def flush(self) -> None:
         self.flushes += 1

@@ -15,7 +15,9 @@ companion (``tests/conftest.py``), so the logs here have real turn and step stru
 
 from __future__ import annotations
 
+import asyncio
 import math
+import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
@@ -38,6 +40,7 @@ from agentlog import (
     thaw,
 )
 from agentlog import messages as m
+from agentlog.aio import AsyncSession
 from agentlog.errors import (
     CorruptLog,
     FormatVersionError,
@@ -894,6 +897,135 @@ class StoreContract(ABC):
         with pytest.raises(AgentlogError, match="is closed"):
             store.list()
         store.close()  # idempotent
+
+    # --- group commit and threads ----------------------------------------------------------
+
+    def count_writes(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+        """The sizes of the batches the store's backend is asked to write, as they happen."""
+        backend = store._backend  # the backend is private; counting its writes is the point
+        writes: list[int] = []
+        original = backend.append
+
+        def counted(lease: Any, header: Any, events: Any, **options: Any) -> None:
+            original(lease, header, events, **options)
+            writes.append(len(events))
+
+        monkeypatch.setattr(backend, "append", counted)
+        return writes
+
+    def test_a_batch_reaches_the_store_as_one_write(
+        self, stores: Callable[..., Store], store: Store, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        writes = self.count_writes(store, monkeypatch)
+        session = store.create("s1")
+        with session.batch():
+            one_turn(session)
+            assert writes == []  # nothing is written before the block ends
+        assert writes == [session.seq]
+        with session.batch():
+            start_turn(session, 2)
+            with session.batch():  # a nested block joins the outer one
+                session.append("step/end", {"turn": 2, "step": 1})
+            session.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
+        assert writes == [11, 5]
+        session.close()
+        assert wire(stores().open("s1").events)[: session.seq] == wire(session.events)
+
+    def test_a_batch_in_write_behind_mode_is_written_at_its_end(
+        self, stores: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        store = stores(write_behind=True, batch_delay=0.01)
+        writes = self.count_writes(store, monkeypatch)
+        session = store.create("s1")
+        with session.batch():
+            session.append("turn/start", {"turn": 1})
+            time.sleep(0.05)  # the background writer waits for the block
+            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+        assert writes == [2]
+
+    def test_a_failure_inside_a_batch_keeps_what_was_accepted(
+        self, stores: Callable[..., Store], store: Store
+    ) -> None:
+        session = store.create("s1")
+
+        def fail_inside() -> None:
+            with session.batch():
+                start_turn(session, 1)
+                with pytest.raises(EventRejected):
+                    session.append("step/end", {"turn": 1, "step": math.nan})
+                _ = 1 / 0
+
+        with pytest.raises(ZeroDivisionError):
+            fail_inside()
+        session.close()
+        reopened = stores().open("s1")
+        assert [event.type for event in reopened.events] == [
+            "turn/start", "step/start", "user/message", "step/end", "turn/end", "session/end-seed"
+        ]  # fmt: skip
+
+    def test_threads_sharing_a_session_store_each_event_once_in_order(
+        self, stores: Callable[..., Store], store: Store
+    ) -> None:
+        """8 threads × 1,000 appends, half of them in batches: dense seqs, nothing lost."""
+        session = store.create("shared")
+        session.append("turn/start", {"turn": 1})
+        failures: list[BaseException] = []
+
+        def work(thread: int) -> None:
+            try:
+                for i in range(0, 1000, 10):
+                    if thread % 2:
+                        with session.batch():
+                            for j in range(i, i + 10):
+                                session.append(
+                                    "user/message", m.user(f"{thread}:{j}"), surface_op="append"
+                                )
+                    else:
+                        for j in range(i, i + 10):
+                            session.append(
+                                "user/message", m.user(f"{thread}:{j}"), surface_op="append"
+                            )
+            except BaseException as exc:  # asserted below
+                failures.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+        session.close()
+        reopened = stores().open("shared")
+        events = list(reopened.events)
+        assert [event.seq for event in events] == list(range(8002 + 1))
+        texts = [event.data["content"][0]["text"] for event in events[1:8001]]
+        for n in range(8):
+            mine = [text for text in texts if text.startswith(f"{n}:")]
+            assert mine == [f"{n}:{j}" for j in range(1000)]
+
+    def test_asyncio_appends_to_one_session_store_each_event_once(
+        self, stores: Callable[..., Store], store: Store
+    ) -> None:
+        async def scenario() -> list[int]:
+            session = AsyncSession(store.create("aio"))
+            await session.append("turn/start", {"turn": 1})
+            appended = await asyncio.gather(
+                *(
+                    session.append("user/message", m.user(f"m{i}"), surface_op="append")
+                    for i in range(1000)
+                )
+            )
+            async with session.batch():
+                await session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+            await session.close()
+            return [event.seq for event in appended]
+
+        seqs = asyncio.run(scenario())
+        assert sorted(seqs) == list(range(1, 1001))
+        reopened = stores().open("aio")
+        assert [event.seq for event in reopened.events] == list(range(1003))
+        assert reopened.event_at(1001).type == "turn/end"
 
     # --- hostile input ---------------------------------------------------------------------
 

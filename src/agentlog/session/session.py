@@ -2,14 +2,17 @@
 
 Implements spec/core.md §3 (the session object), §4 (the append pipeline, in its order), §6.2
 (``derive_messages`` with its generation-keyed cache), §7 (request header and context folds)
-and §9 (construction from a seed). A session is synchronous and thread-confined (DESIGN
-decision 9); stores attach to it through validators and observers.
+and §9 (construction from a seed). A session is synchronous (DESIGN decision 9) and may be
+shared by threads: appends, flushes, group commits and ``close`` are serialized by one lock, so
+seqs stay dense and a store sees one ordered stream. Stores attach to a session as its sink.
 """
 
 from __future__ import annotations
 
+import threading
 import time as _time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Final
 
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
@@ -62,6 +65,9 @@ class Session:
 
     __slots__ = (
         "__weakref__",
+        "_batch_depth",
+        "_batch_idle",
+        "_batch_owner",
         "_clock",
         "_closed",
         "_context",
@@ -72,6 +78,7 @@ class Session:
         "_header_value",
         "_hooks",
         "_last_header",
+        "_lock",
         "_log",
         "_projections",
         "_sink",
@@ -205,6 +212,10 @@ class Session:
         self._hooks = Hooks()
         self._sink: Sink | None = None
         self._closed = False
+        self._lock = threading.RLock()
+        self._batch_idle = threading.Condition(self._lock)
+        self._batch_owner: int | None = None
+        self._batch_depth = 0
 
     def _lookup(self, seq: int) -> Event | None:
         log = self._log
@@ -388,6 +399,20 @@ class Session:
         Raises:
             EventRejected: with the catalogue text; the session is unchanged and the seq unused.
         """
+        with self._lock:
+            if self._batch_owner is not None:
+                self._wait_for_other_batch()
+            return self._append(event_type, data, surface_op, source_event_seqs, ignorable)
+
+    def _append(
+        self,
+        event_type: str,
+        data: JsonValue,
+        surface_op: JsonValue,
+        source_event_seqs: JsonValue,
+        ignorable: bool,
+    ) -> Event:
+        """The append pipeline of spec/core.md §4, under the session lock."""
         if type(event_type) is not str:
             raise self._rejected(f"session event type must be a string, got {event_type!r}", None)
         if not ignorable and not is_declared(event_type):
@@ -485,17 +510,75 @@ class Session:
 
     def flush(self) -> None:
         """Return once every appended event is durable (a no-op for a detached session)."""
-        if self._sink is not None:
-            self._sink.flush()
+        with self._lock:
+            if self._sink is not None:
+                self._sink.flush()
+
+    @contextmanager
+    def batch(self) -> Iterator[Session]:
+        """Group commit: the appends inside reach the store as one durable write at the end.
+
+        Each append inside is validated and applied at its call, as always (a rejected one
+        raises there and changes nothing); the store receives the accepted events together when
+        the outermost block exits — one write and one fsync for JSONL (one zstd frame), one
+        transaction for SQL stores — on the calling thread, with no timer. Nested blocks join
+        the outer one. An exception inside the block still writes what was accepted, then
+        propagates. Other threads' appends wait until the block has been written.
+
+        Raises:
+            StoreError: from the exit, when the write failed: the block's events stay in the
+                session and queued, and the next ``flush()`` (or durable append) writes them.
+        """
+        self._open_batch()
+        try:
+            yield self
+        finally:
+            self._close_batch(write=True)
+
+    def _open_batch(self) -> bool:
+        """Enter a group commit on this thread; whether it is the outermost block."""
+        with self._lock:
+            if self._batch_owner is not None:
+                self._wait_for_other_batch()
+            self._batch_owner = threading.get_ident()
+            self._batch_depth += 1
+            outermost = self._batch_depth == 1
+            if outermost and self._sink is not None:
+                self._sink.hold()
+            return outermost
+
+    def _close_batch(self, *, write: bool) -> None:
+        """Leave a group commit; the outermost exit writes the held events (``write``)."""
+        with self._lock:
+            self._batch_depth -= 1
+            if self._batch_depth:
+                return
+            try:
+                if self._sink is not None:
+                    self._sink.release(write=write)
+            finally:
+                self._batch_owner = None
+                self._batch_idle.notify_all()
+
+    def _wait_for_other_batch(self) -> None:
+        """Block (the lock held) while another thread's group commit is open."""
+        me = threading.get_ident()
+        while self._batch_owner is not None and self._batch_owner != me:
+            self._batch_idle.wait()
 
     def close(self) -> None:
         """Flush, release the store's writer lock and refuse further appends; idempotent."""
-        if self._closed:
-            return
-        if self._sink is not None:
-            self._sink.close()  # may raise (a failed final flush): the session stays open
-            self._sink = None
-        self._closed = True
+        with self._lock:
+            if self._batch_owner is not None:
+                self._wait_for_other_batch()
+            if self._closed:
+                return
+            if self._batch_depth:
+                raise RuntimeError(f"session {self.id!r} cannot close inside its own batch()")
+            if self._sink is not None:
+                self._sink.close()  # may raise (a failed final flush): the session stays open
+                self._sink = None
+            self._closed = True
 
     def __enter__(self) -> Session:
         return self

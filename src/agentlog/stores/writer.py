@@ -12,6 +12,10 @@ Durability, stated per mode (DESIGN decision 7):
   not yet flushed are lost in a crash; nothing flushed ever is. A failed background write keeps
   the batch, in order, logs one warning, and the next ``flush()`` retries it (and raises if it
   fails again).
+* **group commit** (``Session.batch()``, either mode): between ``hold`` and ``release`` events
+  are only queued; the release writes them as one durable backend append on the calling thread.
+  A crash before it loses only the block's events. A failed release keeps them queued, in
+  order: the next ``flush()`` or durable append writes them first.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ class Writer:
         self._io_lock = threading.Lock()
         self._failed = False
         self._closed = False
+        self._held = False
 
     @property
     def stored(self) -> int:
@@ -74,19 +79,40 @@ class Writer:
         return self._stored
 
     def persist(self, event: Event) -> None:
-        """Write ``event`` now (durable mode) or queue it (write-behind)."""
+        """Write ``event`` now (durable mode) or queue it (write-behind, group commit)."""
         if self._closed:
             raise StoreError(f'session "{self.session_id}" is closed', session_id=self.session_id)
-        if self._batcher is None:
+        if self._batcher is None and not self._held:
             with self._io_lock:
-                self._write([event])
+                # Events of a group commit whose write failed go first, in one write with it.
+                with self._queue_lock:
+                    batch = [*self._pending, event]
+                self._write(batch)
+                with self._queue_lock:
+                    del self._pending[: len(batch) - 1]
             return
         with self._queue_lock:
             self._pending.append(event)
             # The first queued event arms the deadline; after a failed background write, the
             # next event re-arms a fresh window (automatic retries pause until then).
-            arm = len(self._pending) == 1 or self._failed
-        if arm:
+            arm = not self._held and (len(self._pending) == 1 or self._failed)
+        if arm and self._batcher is not None:
+            self._batcher.schedule(self)
+
+    def hold(self) -> None:
+        """Start a group commit: queue events until ``release`` (no background write meanwhile)."""
+        self._held = True
+
+    def release(self, *, write: bool) -> None:
+        """End the group commit; with ``write``, write everything queued as one durable append.
+
+        Raises:
+            StoreError: when the write fails; the events stay queued for the next flush.
+        """
+        self._held = False
+        if write:
+            self.flush()
+        elif self._pending and self._batcher is not None:
             self._batcher.schedule(self)
 
     def catch_up(self, events: list[Event]) -> None:
@@ -115,6 +141,8 @@ class Writer:
 
     def flush_in_background(self) -> None:
         """The batcher's flush: failures are logged once and retried by ``flush()``."""
+        if self._held:
+            return  # an open group commit writes its events itself when it ends
         try:
             self.flush()
         except Exception as exc:  # contained: the events stay queued for the next flush

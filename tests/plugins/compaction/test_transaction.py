@@ -462,6 +462,13 @@ class FailingSink:
             raise OSError(28, "No space left on device")
         self.persisted.append(event.type)
 
+    def hold(self) -> None:
+        pass
+
+    def release(self, *, write: bool) -> None:
+        if write:
+            self.flush()
+
     def flush(self) -> None:
         if self.flush_fails:
             raise OSError(5, "Input/output error")
