@@ -24,9 +24,11 @@ AgentlogError
     └── CorruptLog (ValueError)              stored bytes are damaged (``path``, ``line``)
 ```
 
-``str(error)`` is the text of the spec's error catalogue (spec/core.md §14) wherever the spec
-gives one; context lives in typed attributes (``session_id``, ``seq``, ``index``,
-``event_type``, ``path``, ``code``) that survive pickling.
+``str(error)`` starts with the text of the spec's error catalogue (spec/core.md §14) wherever
+the spec gives one; where that text does not say where or why (``carries non-JSON-serializable
+data``), it goes on with the JSON path and the reason, and ``error.spec_text`` keeps the
+catalogue text alone for comparisons. Context lives in typed attributes (``session_id``,
+``seq``, ``index``, ``event_type``, ``path``, ``code``) that survive pickling.
 """
 
 from __future__ import annotations
@@ -62,13 +64,20 @@ class AgentlogError(Exception):
     """Base class of every error agentlog raises.
 
     Args:
-        message: The error text; for spec-defined failures, the catalogue text exactly.
-        **context: Typed context attributes (``session_id``, ``seq``, ...), set on the instance.
+        message: The error text; for spec-defined failures, it starts with the catalogue text.
+        **context: Typed context attributes (``session_id``, ``seq``, ...), set on the instance;
+            ``spec_text`` is the catalogue text alone when ``message`` goes on after it.
+
+    Attributes:
+        spec_text: The spec's catalogue text alone (``message`` unless it says more).
     """
+
+    spec_text: str
 
     def __init__(self, message: str, **context: Any) -> None:
         super().__init__(message)
         self.message = message
+        self.spec_text = message
         for name, value in context.items():
             setattr(self, name, value)
 
@@ -77,6 +86,8 @@ class AgentlogError(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         context = {k: v for k, v in self.__dict__.items() if k != "message"}
+        if context.get("spec_text") == self.message:
+            del context["spec_text"]
         return (_rebuild, (type(self), self.message, context))
 
 

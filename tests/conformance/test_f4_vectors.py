@@ -155,7 +155,7 @@ def replay_seed(record: dict[str, Any]) -> Comparison:
     except Exception as exc:
         construct = exp["construct"]
         reference_error = None if construct["ok"] else construct["error"]["message"]
-        if str(exc) == reference_error:
+        if getattr(exc, "spec_text", str(exc)) == reference_error:
             return comparison
         if restore and str(exc).endswith("is not losslessly JSON-serializable"):
             comparison.rules.add("D3")
@@ -251,7 +251,7 @@ def replay_fold(record: dict[str, Any]) -> Comparison:
             comparison.rules.add("D5")
             continue
         except Exception as exc:
-            ours = {"ok": False, "message": str(exc)}
+            ours = {"ok": False, "message": getattr(exc, "spec_text", str(exc))}
         for path in ("snapshot", "adopt"):
             reference = expected[path]
             comparison.check(

@@ -188,7 +188,7 @@ def run_append(session: Session, call: AppendCall) -> StepOutcome:
     try:
         event = session.append(call.event_type, call.data, **call.kwargs)
     except agentlog.AgentlogError as exc:
-        return StepOutcome(ok=False, error=str(exc), exception=exc)
+        return StepOutcome(ok=False, error=exc.spec_text, exception=exc)
     return StepOutcome(ok=True, event_seq=event.seq)
 
 
@@ -207,7 +207,7 @@ def fold_view(events: Any, projections: tuple[agentlog.MessageProjection, ...]) 
     try:
         fold = fold_surface(events, projections)
     except EventRejected as exc:
-        return {"error": str(exc)}
+        return {"error": exc.spec_text}
     return {
         "nodes": list(fold.nodes),
         "replacements": [r.to_wire() for r in fold.replacements],

@@ -105,15 +105,39 @@ def test_a_non_string_key_is_rejected() -> None:
     assert_append_rejected(session, e1("turn/start"), "turn/start", {"turn": 1, 2: "two"})
 
 
-def test_the_rejection_note_names_the_path() -> None:
+def test_the_rejection_names_the_path_and_the_reason() -> None:
     session = new_session()
     data = m.user([m.text("a"), {"type": "text", "text": float("nan")}], id="u")
     error = assert_append_rejected(
         session, e1("user/message"), "user/message", data, surface_op="append"
     )
-    assert error.__notes__ == [
-        "value at $.content[1].text is not lossless JSON: float nan is not finite"
-    ]
+    assert str(error) == (
+        'session event "user/message" carries non-JSON-serializable data at $.content[1].text: '
+        "float nan is not finite"
+    )
+    assert error.spec_text == 'session event "user/message" carries non-JSON-serializable data'
+
+
+def test_non_json_surface_metadata_names_the_path_and_the_reason() -> None:
+    session = new_session()
+    error = assert_append_rejected(
+        session,
+        'session event "user/message" carries non-JSON-serializable surface metadata',
+        "user/message",
+        U("x"),
+        surface_op={"op": "replace", "startSeq": -0.0, "endSeq": 0},
+    )
+    assert str(error).endswith("at $.startSeq: float -0.0 has no JSON form")
+
+
+def test_the_spec_text_survives_pickling() -> None:
+    session = new_session()
+    with pytest.raises(EventRejected) as refused:
+        session.append("todo/write", {"targets": [{"value": -0.0}]})
+    copy = pickle.loads(pickle.dumps(refused.value))
+    assert str(copy) == str(refused.value)
+    assert copy.spec_text == 'session event "todo/write" carries non-JSON-serializable data'
+    assert str(copy).endswith("at $.targets[0].value: float -0.0 has no JSON form")
 
 
 def test_very_deep_data_is_accepted_and_stored_equal() -> None:

@@ -88,12 +88,15 @@ HOSTILE_IDS = (
     "?",
     "[a]",
     "%2e%2e",
-    "\t\n",
     "é",
     "😀",
     "x" * 200,
+    "é" * 127,
 )
 """Ids that must stay inside the store: separators, dot segments, escapes, globs, non-ASCII."""
+
+INVALID_IDS = ("", "a\x00b", "\x00", "\ud800", "a\ud800b", "\n", "tab\t", "x" * 256, "é" * 128)
+"""Ids no store accepts (the one session-id rule: ``agentlog.session.check_session_id``)."""
 
 
 def clock() -> int:
@@ -1052,14 +1055,20 @@ class StoreContract(ABC):
             with pytest.raises(SeedRejected, match="session id must be a nonempty string"):
                 store.create(bad_id)  # type: ignore[arg-type]  # the point: not a str
 
-    @pytest.mark.parametrize("bad_id", ["", "a\x00b", "\x00"])
-    def test_empty_and_nul_ids_are_refused(self, tmp_path: Path, store: Store, bad_id: str) -> None:
+    @pytest.mark.parametrize("bad_id", INVALID_IDS, ids=repr)
+    def test_invalid_ids_are_refused_by_every_operation(
+        self, tmp_path: Path, store: Store, bad_id: str
+    ) -> None:
+        """Empty, NUL, lone surrogates, control characters, over 255 UTF-8 bytes: SeedRejected."""
+        live = store.create("live")
+        live.append("turn/start", {"turn": 1})
         state = self.stored_state(tmp_path)
-        with pytest.raises(SeedRejected, match="session id must be a nonempty string"):
-            store.create(bad_id)
-        for operation in (store.open, store.inspect):
-            with pytest.raises(AgentlogError):
+        for operation in (store.create, store.open, store.inspect):
+            with pytest.raises(SeedRejected, match="session id"):
                 operation(bad_id)
-        with pytest.raises(AgentlogError):
-            store.fork("missing", child_id=bad_id)
+        with pytest.raises(SeedRejected, match="session id"):
+            store.fork("live", child_id=bad_id)
+        with pytest.raises(SeedRejected, match="session id"):
+            store.fork(bad_id)
         assert self.stored_state(tmp_path) == state
+        assert [info.id for info in store.list()] == ["live"]

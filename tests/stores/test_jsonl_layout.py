@@ -39,14 +39,20 @@ def test_the_escape_is_injective_on_tricky_ids() -> None:
     assert len(set(segments)) == len(set(ids))
 
 
-def test_ids_that_cannot_name_a_directory_are_refused() -> None:
+def test_an_empty_id_cannot_name_a_directory() -> None:
     with pytest.raises(ValueError, match="cannot encode an empty path segment"):
         encode_segment("")
-    assert len(encode_segment("x" * 255)) == 255
-    with pytest.raises(ValueError, match=r"too long to name a directory \(256 > 255"):
-        encode_segment("x" * 256)
-    with pytest.raises(ValueError, match=r"\(300 > 255"):
-        encode_segment("é" * 60)
+
+
+def test_an_id_too_long_once_escaped_keeps_a_prefix_and_its_hash() -> None:
+    assert encode_segment("x" * 255) == "x" * 255
+    long = encode_segment("é" * 60)  # 60 x ~00E9 = 300 characters
+    prefix, digest = long.split("~~")
+    assert prefix == "~00E9" * 36  # no escape is cut in half
+    assert len(digest) == 64
+    assert len(long) <= 255
+    assert encode_segment("é" * 61) != long
+    assert "~~" not in encode_segment("~~ a tilde is escaped ~~")
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ Implements spec/core.md §3, §4, §6, §7 and §9.
 
 from agentlog.session.header import FORMAT_VERSION, build_header
 from agentlog.session.hooks import Observer, Validator, on_session_created
+from agentlog.session.ids import MAX_ID_BYTES, check_session_id, session_id_problem
 from agentlog.session.log import EventLog
 from agentlog.session.request import canonical_header, fold_request_header, header_equals
 from agentlog.session.session import Clock, Session, wall_clock
@@ -13,6 +14,7 @@ from agentlog.session.view import Surface
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_ID_BYTES",
     "Clock",
     "EventLog",
     "Observer",
@@ -21,9 +23,11 @@ __all__ = [
     "Surface",
     "Validator",
     "build_header",
+    "check_session_id",
     "canonical_header",
     "fold_request_header",
     "header_equals",
     "on_session_created",
+    "session_id_problem",
     "wall_clock",
 ]

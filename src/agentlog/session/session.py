@@ -19,6 +19,7 @@ from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
 from agentlog.session.header import build_header
 from agentlog.session.hooks import Hooks, Observer, Validator, announce
+from agentlog.session.ids import check_session_id
 from agentlog.session.log import EventLog, MessageLog
 from agentlog.session.request import canonical_header
 from agentlog.session.seed import mark_seed_end, replay_seed
@@ -118,7 +119,7 @@ class Session:
         """
         clock = clock or wall_clock
         registry = _registry(session_id, projections)
-        frozen_header = build_header(_checked_id(session_id), header, clock)
+        frozen_header = build_header(check_session_id(session_id), header, clock)
         if frozen_header.get("isSeeded") is True:
             raise SeedRejected(
                 "seeded session requires an explicit constructor seed", session_id=session_id
@@ -158,7 +159,7 @@ class Session:
             SeedRejected: with the text of the first failing rule (E30–E48, E63–E76).
         """
         clock = clock or wall_clock
-        session_id = _checked_id(session_id)
+        session_id = check_session_id(session_id)
         registry = _registry(session_id, projections)
         frozen_header = build_header(session_id, header, clock) if restore else None
         session = cls.__new__(cls)
@@ -481,10 +482,16 @@ class Session:
     def _rejected(
         self, message: str, event_type: str | None, cause: NotLosslessJson | None = None
     ) -> EventRejected:
-        error = EventRejected(message, session_id=self.id, event_type=event_type, seq=self.seq)
-        if cause is not None:
-            error.add_note(str(cause))
-        return error
+        if cause is None:
+            return EventRejected(message, session_id=self.id, event_type=event_type, seq=self.seq)
+        # The catalogue text says neither where nor why: name the JSON path and the reason.
+        return EventRejected(
+            f"{message} at {cause.path}: {cause.reason}",
+            spec_text=message,
+            session_id=self.id,
+            event_type=event_type,
+            seq=self.seq,
+        )
 
     # --- persistence --------------------------------------------------------------------
 
@@ -588,12 +595,6 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, {len(self._log)} events, nodes={len(self._state.nodes)})"
-
-
-def _checked_id(session_id: object) -> str:
-    if not isinstance(session_id, str) or not session_id:
-        raise SeedRejected(f"session id must be a nonempty string, got {session_id!r}")
-    return session_id
 
 
 def _registry(

@@ -3,11 +3,14 @@
 ``<root>/<project-dir>/<session-dir>/session.v4.jsonl[.zstd]`` plus ``session.lock`` beside it.
 The project dir is a lossy slug of the session's cwd (``_no-cwd`` without one); the session dir
 is the id escaped injectively per UTF-16 code unit, so no id can climb out of the root
-(``..`` becomes ``~002E~002E``, ``/`` becomes ``~002F``).
+(``..`` becomes ``~002E~002E``, ``/`` becomes ``~002F``). An escaped id too long for a file name
+keeps its first characters and ends with ``~~`` and the SHA-256 of the id (``~~`` never occurs
+in an escaped id), so every valid session id has a directory.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Final
@@ -27,6 +30,7 @@ LOCK_NAME: Final = "session.lock"
 _SAFE: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _SEPARATORS: Final = re.compile(r"[/\\:]+")
 _MAX_SEGMENT: Final = 255
+_KEPT_PREFIX: Final = 180
 _LOG_NAME: Final = re.compile(r"session(?:\.v([1-9][0-9]*))?\.jsonl(\.zstd)?")
 
 
@@ -43,10 +47,10 @@ def _escape(text: str) -> str:
 
 
 def encode_segment(session_id: str) -> str:
-    """The directory name of a session: its id, escaped injectively.
+    """The directory name of a session: its id, escaped injectively (hashed when too long).
 
     Raises:
-        ValueError: for an empty id, or one whose escaped form is too long for a file name.
+        ValueError: for an empty id.
     """
     if not session_id:
         raise ValueError("cannot encode an empty path segment")
@@ -54,10 +58,12 @@ def encode_segment(session_id: str) -> str:
     if encoded in (".", ".."):
         encoded = encoded.replace(".", "~002E")
     if len(encoded) > _MAX_SEGMENT:
-        raise ValueError(
-            f"session id {session_id[:40]!r}... is too long to name a directory "
-            f"({len(encoded)} > {_MAX_SEGMENT} characters once escaped)"
-        )
+        digest = hashlib.sha256(session_id.encode("utf-16-le", "surrogatepass")).hexdigest()
+        prefix = encoded[:_KEPT_PREFIX]
+        cut = prefix.rfind("~")
+        if cut > _KEPT_PREFIX - 5:  # never keep half of an escape
+            prefix = prefix[:cut]
+        encoded = f"{prefix}~~{digest}"
     return encoded
 
 

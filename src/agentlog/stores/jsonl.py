@@ -18,7 +18,6 @@ Readers take no lock.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import logging
 import os
@@ -30,7 +29,6 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from agentlog.errors import (
     CorruptLog,
     SessionAlreadyExists,
-    SessionLocked,
     SessionNotFound,
     StoreError,
 )
@@ -40,9 +38,9 @@ from agentlog.stores._durable_files import (
     make_dirs,
     roll_back,
     root_locked,
-    same_file,
     write_all,
 )
+from agentlog.stores._file_lock import lock_session, unlock_session
 from agentlog.stores._jsonl_codec import (
     encode_event_line,
     encode_header_line,
@@ -108,7 +106,7 @@ class _FileLease(Lease):
             os.close(self.log_fd)
             self.log_fd = None
         if self._lock_fd is not None:
-            os.close(self._lock_fd)  # closing the descriptor releases the flock
+            unlock_session(self._lock_fd)
             self._lock_fd = None
 
 
@@ -141,29 +139,7 @@ class JsonlBackend(Backend):
         found = self._find(session_id)
         directory = found.parent if found is not None else session_dir(self.root, session_id, cwd)
         make_dirs(directory)
-        lock_path = directory / LOCK_NAME
-        for _attempt in range(3):
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                raise SessionLocked(
-                    f'session "{session_id}" is open for writing by another writer '
-                    f'(lock "{lock_path}")',
-                    session_id=session_id,
-                    path=str(lock_path),
-                ) from None
-            # The lock file may have been replaced between open and flock: lock what the path
-            # names now, or try again.
-            if same_file(fd, lock_path):
-                return _FileLease(session_id, directory, fd)
-            os.close(fd)
-        raise SessionLocked(
-            f'session "{session_id}" lock file "{lock_path}" keeps changing',
-            session_id=session_id,
-            path=str(lock_path),
-        )
+        return _FileLease(session_id, directory, lock_session(directory / LOCK_NAME, session_id))
 
     # --- writing --------------------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from typing import Any
 
 from agentlog.errors import (
     AgentlogError,
-    SeedRejected,
     SessionAlreadyExists,
     SessionForkError,
     SessionLocked,
@@ -29,7 +28,7 @@ from agentlog.errors import (
 )
 from agentlog.formats import FORMAT_VERSION
 from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_closers
-from agentlog.session import Session, wall_clock
+from agentlog.session import Session, check_session_id, wall_clock
 from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog
 from agentlog.stores.restore import Restored, collector_paused, restore_session
 from agentlog.stores.writer import Batcher, Writer
@@ -109,7 +108,7 @@ class Store:
         """
         with self._lock:
             self._check_open()
-            session_id = _checked_id(str(uuid.uuid4()) if session_id is None else session_id)
+            session_id = check_session_id(str(uuid.uuid4()) if session_id is None else session_id)
             if session_id in self._live or self._backend.exists(session_id):
                 raise SessionAlreadyExists(
                     f'session "{session_id}" already exists', session_id=session_id
@@ -134,7 +133,7 @@ class Store:
             CorruptLog: when committed data is damaged.
             FormatVersionError: when the log is too new or holds undeclared event types.
         """
-        session_id = _checked_id(session_id)
+        session_id = check_session_id(session_id)
         with self._lock:
             self._check_open()
             if session_id in self._live:
@@ -183,7 +182,7 @@ class Store:
         Raises:
             SessionNotFound, CorruptLog, FormatVersionError: as for ``open``.
         """
-        session_id = _checked_id(session_id)
+        session_id = check_session_id(session_id)
         with self._lock:
             self._check_open()
             live = self._live.get(session_id)
@@ -215,7 +214,7 @@ class Store:
             SessionNotFound, CorruptLog, FormatVersionError: as for ``open``.
             MigrationRefused: when the chain cannot carry the log forward.
         """
-        session_id = _checked_id(session_id)
+        session_id = check_session_id(session_id)
         with self._lock:
             self._check_open()
             if not self._backend.exists(session_id):
@@ -250,7 +249,9 @@ class Store:
             SessionForkError: ``SESSION_ALREADY_EXISTS``, ``SESSION_NOT_FOUND`` or
                 ``INVALID_BOUNDARY``, with the texts of spec/core.md §10.1.
         """
-        session_id = _checked_id(session_id)
+        session_id = check_session_id(session_id)
+        if child_id is not None:
+            child_id = check_session_id(child_id)
         with self._lock:
             self._check_open()
             if child_id is not None and (child_id in self._live or self._backend.exists(child_id)):
@@ -277,7 +278,7 @@ class Store:
                     code="SESSION_NOT_FOUND",
                     session_id=session_id,
                 )
-            child_id = _checked_id(str(uuid.uuid4()) if child_id is None else child_id)
+            child_id = check_session_id(str(uuid.uuid4()) if child_id is None else child_id)
             seed: Sequence[Mapping[str, Any]] = []
             inherited = 0
             if boundary is not None or events:
@@ -376,12 +377,6 @@ class Store:
         return restore_session(
             session_id, stored, repair=repair, projections=self._projections, clock=self._clock
         )
-
-
-def _checked_id(session_id: object) -> str:
-    if not isinstance(session_id, str) or not session_id or "\x00" in session_id:
-        raise SeedRejected(f"session id must be a nonempty string without NUL, got {session_id!r}")
-    return session_id
 
 
 def _new_header(
