@@ -11,8 +11,8 @@ validate it: an invalid request gets a 400 and its problems are kept for asserti
 Streams are sent with chunked transfer encoding, so an ``Answer`` can also be cut the two ways
 a real connection ends early: ``drop_after=n`` aborts the connection after ``n`` events (the
 client sees an incomplete body), ``end_after=n`` ends the body cleanly after ``n`` events (no
-finish ever arrives). ``delay`` spaces the events out, and ``hold=True`` keeps the stream open
-after its events until the client hangs up — for cancellation tests.
+finish ever arrives). ``delay`` spaces the events out, and ``hold_after=n`` stalls the stream
+after ``n`` events until the client hangs up — for cancellation tests.
 
 The provider-neutral script vocabulary (``Answer``, ``ToolCall``, ``Usage``, ``Failure``) is
 what makes one contract suite run against both servers.
@@ -110,8 +110,10 @@ class Answer:
     """Abort the connection after this many events."""
     end_after: int | None = None
     """End the body cleanly after this many events."""
-    hold: bool = False
-    """After the events, keep the stream open until the client hangs up."""
+    raw_events: Sequence[bytes] | None = None
+    """SSE events to send verbatim instead of rendering the fields above."""
+    hold_after: int | None = None
+    """Stall after this many events: send nothing more until the client hangs up."""
 
     @property
     def text_parts(self) -> list[str]:
@@ -284,7 +286,9 @@ class FakeServer:
         body: Mapping[str, Any],
         received: Received,
     ) -> None:
-        events = self.events(answer, body)
+        events = (
+            list(answer.raw_events) if answer.raw_events is not None else self.events(answer, body)
+        )
         if answer.error is not None:
             events = [*events[: answer.error_after], self.error_event(answer.error)]
         handler.send_response(200)
@@ -299,12 +303,11 @@ class FakeServer:
                     return
                 if answer.end_after == i:
                     break
+                if answer.hold_after == i:
+                    self._hold(handler, received)
+                    return
                 self._chunk(handler, event)
                 if answer.delay and self._wait_for_hangup(handler, answer.delay):
-                    received.disconnected.set()
-                    return
-            while answer.hold and not self._stopping.is_set():
-                if self._wait_for_hangup(handler, 0.05):
                     received.disconnected.set()
                     return
             handler.wfile.write(b"0\r\n\r\n")
@@ -312,6 +315,13 @@ class FakeServer:
         except (BrokenPipeError, ConnectionResetError):
             received.disconnected.set()
             handler.close_connection = True
+
+    def _hold(self, handler: BaseHTTPRequestHandler, received: Received) -> None:
+        while not self._stopping.is_set():
+            if self._wait_for_hangup(handler, 0.05):
+                received.disconnected.set()
+                return
+        handler.close_connection = True
 
     @staticmethod
     def _chunk(handler: BaseHTTPRequestHandler, data: bytes) -> None:
