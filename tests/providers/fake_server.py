@@ -16,6 +16,19 @@ after ``n`` events until the client hangs up — for cancellation tests.
 
 The provider-neutral script vocabulary (``Answer``, ``ToolCall``, ``Usage``, ``Failure``) is
 what makes one contract suite run against both servers.
+
+Use (the fixtures ``openai_server`` and ``anthropic_server`` are registered for the whole
+suite by ``tests/conftest.py``)::
+
+    def test_something(openai_server: FakeOpenAI) -> None:
+        openai_server.script(
+            Failure(status=429, headers={"Retry-After": "1"}),
+            Answer(text="Hello", tool_calls=[ToolCall(id="c1", name="ls")]),
+        )
+        provider = OpenAIChat("m", base_url=openai_server.url, api_key="k")
+        ...  # drive the provider or an Agent
+        assert openai_server.bodies[1]["messages"] == to_chat_completions(derived, model="m")
+        assert all(not r.problems for r in openai_server.requests)
 """
 
 from __future__ import annotations
@@ -154,6 +167,7 @@ class FakeServer:
         self.requests: list[Received] = []
         self._script: list[Reply] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         server = self
 
@@ -188,6 +202,12 @@ class FakeServer:
     def bodies(self) -> list[Any]:
         """The JSON bodies received, in order."""
         return [request.body for request in self.requests]
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> None:
+        """Block until ``count`` requests have arrived (e.g. before killing a client mid-call)."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: len(self.requests) >= count, timeout):
+                raise TimeoutError(f"{len(self.requests)} of {count} requests arrived")
 
     @property
     def pending(self) -> int:
@@ -243,7 +263,9 @@ class FakeServer:
         except ValueError:
             body = raw.decode("utf-8", "replace")
         received = Received(path=handler.path, headers=dict(handler.headers.items()), body=body)
-        self.requests.append(received)
+        with self._arrived:
+            self.requests.append(received)
+            self._arrived.notify_all()
         try:
             if handler.path.split("?")[0] != self.path:
                 self._send_json(handler, 404, {"error": {"message": f"no route {handler.path}"}})
