@@ -12,7 +12,8 @@ Streams are sent with chunked transfer encoding, so an ``Answer`` can also be cu
 a real connection ends early: ``drop_after=n`` aborts the connection after ``n`` events (the
 client sees an incomplete body), ``end_after=n`` ends the body cleanly after ``n`` events (no
 finish ever arrives). ``delay`` spaces the events out, and ``hold_after=n`` stalls the stream
-after ``n`` events until the client hangs up — for cancellation tests.
+after ``n`` events until the client hangs up (``hold=True``: after the last one) — for
+cancellation tests.
 
 The provider-neutral script vocabulary (``Answer``, ``ToolCall``, ``Usage``, ``Failure``) is
 what makes one contract suite run against both servers.
@@ -127,6 +128,9 @@ class Answer:
     """SSE events to send verbatim instead of rendering the fields above."""
     hold_after: int | None = None
     """Stall after this many events: send nothing more until the client hangs up."""
+    hold: bool = False
+    """Stall after the last event, before the body ends, until the client hangs up (the
+    answer is complete but its stream never closes)."""
 
     @property
     def text_parts(self) -> list[str]:
@@ -332,6 +336,9 @@ class FakeServer:
                 if answer.delay and self._wait_for_hangup(handler, answer.delay):
                     received.disconnected.set()
                     return
+            if answer.hold:
+                self._hold(handler, received)
+                return
             handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
