@@ -14,6 +14,8 @@ from agentlog.providers._official import ClientProvider, Translator
 
 
 class Client:
+    base_url = "http://127.0.0.1:9"  # an official client's attribute; loopback, never dialled
+
     def __init__(self) -> None:
         self.closed = False
 
