@@ -31,6 +31,7 @@ from agentlog.events import (
     Event,
     declare_event_type,
     messages,
+    payloads,
 )
 from agentlog.lifecycle import (
     TOOL_NOT_STARTED,
@@ -139,6 +140,7 @@ __all__ = [
     "messages",
     "open_store",
     "open_turn_closers",
+    "payloads",
     "thaw",
     "tool_pairing_balanced_after",
     "tool_pairing_balanced_before",
