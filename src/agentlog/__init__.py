@@ -46,6 +46,7 @@ from agentlog.lifecycle import (
     tool_pairing_balanced_after,
     tool_pairing_balanced_before,
 )
+from agentlog.loop import Agent, tool
 from agentlog.plugins import (
     CompactionConfig,
     CompactionResult,
@@ -86,6 +87,7 @@ __all__ = [
     "SURFACE_EVENT_TYPES",
     "TOOL_NOT_STARTED",
     "TOOL_OUTCOME_UNKNOWN",
+    "Agent",
     "AgentlogError",
     "ConcurrentWriteError",
     "CorruptLog",
@@ -142,6 +144,7 @@ __all__ = [
     "open_turn_closers",
     "payloads",
     "thaw",
+    "tool",
     "tool_pairing_balanced_after",
     "tool_pairing_balanced_before",
 ]

@@ -1,0 +1,445 @@
+"""``Agent``: an asyncio agent loop that writes every turn into a session as it happens.
+
+Implements spec/plugins.md §4.1 (the agent surface: ``followup`` / ``steer`` / ``inject`` /
+``cancel`` over a durable inbox), §4.2 (the driver: idle → running while input waits; turns
+numbered on from the log, so a resumed session continues), §4.3 (one turn, in the spec's exact
+event order), §4.7 (cancellation), §4.8 (a failed turn ends ``error`` and the agent returns to
+idle), §4.10 (steering claimed at step boundaries) and §4.11 (the system prompt as surface node
+0, a changed prompt replacing only that node); the step, its tools and retries are in ``step``
+and ``dispatch``, durability in ``checkpoint`` (spec/persistence.md §6.1). The agent runs the
+invariant companion (spec/core.md §11) on its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from agentlog.errors import CompactionConfigError, CompactionError, InvariantError
+from agentlog.events import messages, payloads
+from agentlog.lifecycle import install_invariants, open_turn
+from agentlog.loop.frames import Frame, RunReason, RunResult, TurnFailed
+from agentlog.loop.inbox import Inbox, Target, user_message
+from agentlog.loop.model import Provider
+from agentlog.loop.runtime import Runtime
+from agentlog.loop.step import LlmFailed, StepOutcome, error_chain, run_step
+from agentlog.loop.summarize import ProviderSummarizer
+from agentlog.loop.tools import Tool, as_tool
+from agentlog.plugins import PruneConfig, compact_if_needed, install_compaction_invariants
+from agentlog.plugins.compaction import CompactionConfig, Summarizer
+from agentlog.session import Session
+from agentlog.values import JsonValue
+
+__all__ = ["Agent", "Message"]
+
+_logger = logging.getLogger("agentlog.loop")
+
+Message = str | Sequence[Mapping[str, Any]] | Mapping[str, Any]
+"""User input: text, a list of content blocks, or a whole user message."""
+
+_COMPANIONS: weakref.WeakKeyDictionary[Session, set[str]] = weakref.WeakKeyDictionary()
+"""The companions an agent installed on each session, so a second agent does not repeat them."""
+
+
+def _install(session: Session, name: str, install: Callable[[Session], object]) -> None:
+    installed = _COMPANIONS.setdefault(session, set())
+    if name not in installed:
+        install(session)
+        installed.add(name)
+
+
+class Agent:
+    """An agent loop over a session: prompts in, turns of model calls and tools logged.
+
+    Args:
+        session: The session to drive, detached or attached to a store (then every turn is
+            durable at the checkpoints of spec/persistence.md §6.1). A resumed session goes on
+            from its log: turn numbers continue, pending input is kept.
+        provider: The model provider (``agentlog.providers``).
+        system: The system prompt (surface node 0). ``None`` keeps the session's own (none
+            for a new session); a different prompt replaces only that node.
+        tools: Functions the model may call: ``@tool``-decorated or plain callables.
+        max_parallel_tool_calls: How many calls of one answer run at once.
+        compaction: Automatic compaction before each step and after a context-overflow
+            refusal: a ``CompactionConfig`` (summaries by ``provider``) or a summarizer
+            (``ExtractiveSummarizer()``, ``ModelSummarizer(...)``, with the default policy).
+        context_window: The model's context window in tokens, when the provider does not know
+            it (compaction needs one; it is also logged in ``request/context``).
+
+    Raises:
+        InvariantError: the session's log ends inside a turn (reopen it through its store,
+            which closes the turn, first).
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        provider: Provider,
+        *,
+        system: str | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        max_parallel_tool_calls: int = 10,
+        compaction: CompactionConfig | Summarizer | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        if type(max_parallel_tool_calls) is not int or max_parallel_tool_calls < 1:
+            raise ValueError(
+                f"max_parallel_tool_calls must be a positive int, got {max_parallel_tool_calls!r}"
+            )
+        if context_window is not None and (type(context_window) is not int or context_window < 1):
+            raise ValueError(f"context_window must be a positive int, got {context_window!r}")
+        tool_list = [as_tool(t) for t in tools]
+        names = [t.name for t in tool_list]
+        if len(set(names)) != len(names):
+            raise ValueError(f"tool names must be unique, got {names}")
+        config, summarizer = _compaction(compaction, provider)
+        _install(session, "invariants", install_invariants)
+        if summarizer is not None:
+            _install(session, "compaction", install_compaction_invariants)
+        events = session.events
+        turn = open_turn(events)
+        if turn is not None:
+            raise InvariantError(
+                f"session {session.id!r} ends inside turn {turn}: reopen it through its store "
+                "(which closes the turn) or append agentlog.open_turn_closers(session.events)",
+                session_id=session.id,
+            )
+        self.session = session
+        self.provider = provider
+        self.system = system
+        """The system prompt (``None``: keep the session's)."""
+        self._rt = Runtime(
+            session, provider, tools=tool_list, max_parallel_tool_calls=max_parallel_tool_calls,
+            summarizer=summarizer, compaction=config, context_window=context_window,
+        )  # fmt: skip
+        self._inbox = Inbox(session, self._append_input)
+        self._last_turn = _last_turn(events)
+        self._system_seq: int | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._cause: dict[str, Any] | None = None
+        self._aborted = False
+        self._wake_latched = False
+        self._fatal: BaseException | None = None
+
+    # --- public surface -----------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is being run (the driver is active)."""
+        return self._task is not None
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools the model may call."""
+        return tuple(self._rt.tools.values())
+
+    async def run(self, prompt: Message | None = None) -> RunResult:
+        """Queue ``prompt`` for the next turn and run until the agent is idle.
+
+        Without a prompt, runs whatever input is pending (none: returns at once). If the
+        awaiting task is cancelled, the running turn is cancelled and closed in the log
+        (``turn/end {aborted}``) before the cancellation propagates.
+
+        Returns:
+            How the last turn ended, its last answer, and every event appended meanwhile.
+
+        Raises:
+            AgentlogError: the log could not be written (a store failure, a rejected event);
+                the turn is closed when that was still possible.
+        """
+        start = self.session.seq
+        if prompt is not None:
+            self.followup(prompt)
+        self._wake()
+        try:
+            await self._until_idle()
+        except asyncio.CancelledError:
+            self.cancel()
+            await self._until_idle()
+            raise
+        return self._result(start)
+
+    async def stream(self, prompt: Message | None = None) -> AsyncIterator[Frame]:
+        """Like ``run``, yielding live frames until idle: deltas, tool calls, commits.
+
+        Frames are a view of the run as it happens (see ``agentlog.loop.frames``); the log is
+        the durable record. Leaving the iteration early does not stop the agent; cancelling
+        the consuming task does (``cancel()``).
+        """
+        queue: asyncio.Queue[Frame | None] = asyncio.Queue()
+        self._rt.listeners.append(queue)
+        try:
+            if prompt is not None:
+                self.followup(prompt)
+            self._wake()
+            if self._task is None:
+                return
+            while (frame := await queue.get()) is not None:
+                yield frame
+        except asyncio.CancelledError:
+            self.cancel()
+            raise
+        finally:
+            self._rt.listeners.remove(queue)
+
+    def followup(self, message: Message) -> None:
+        """Queue ``message`` as the prompt of a later turn and wake the agent (§4.1)."""
+        self._send(message, "next-turn", wake=True)
+
+    def steer(self, message: Message) -> None:
+        """Queue ``message`` for the next step of the running turn and wake the agent (§4.10)."""
+        self._send(message, "next-step", wake=True)
+
+    def inject(self, message: Message) -> None:
+        """Queue context for the next step without waking the agent (idle: one event, no turn)."""
+        self._send(message, "next-step", wake=False)
+
+    def cancel(self, cause: Mapping[str, Any] | None = None, *, keep_inbox: bool = False) -> None:
+        """Cancel the running turn (``turn/end {aborted, reason: cause}``); idle: a no-op.
+
+        Unless ``keep_inbox``, pending input is discarded first, durably (§4.1, §4.7).
+
+        Args:
+            cause: Why (``{"kind": "user"}`` by default; also ``parent``, ``disposed``,
+                ``{"kind": "hook", "reason": ...}``).
+            keep_inbox: Keep queued input for a later run.
+        """
+        self._on_loop(lambda: self._cancel(dict(cause or {"kind": "user"}), keep_inbox))
+
+    # --- input --------------------------------------------------------------------------
+
+    def _send(self, message: Message, target: Target, *, wake: bool) -> None:
+        frozen = user_message(message)
+        self._on_loop(lambda: self._queue(frozen, target, wake))
+
+    def _queue(self, message: JsonValue, target: Target, wake: bool) -> None:
+        if self._aborted and wake:
+            target = "next-turn"  # a waking message after an abort opens a new turn (§4.2)
+            self._wake_latched = True
+        self._inbox.insert(target, message)
+        if wake:
+            self._wake()
+
+    def _append_input(self, event_type: str, data: JsonValue) -> Any:
+        # While a turn runs, input joins its group commit; idle, it is written at once.
+        if self._task is None:
+            return self.session.append(event_type, data)
+        return self._rt.append(event_type, data)
+
+    def _cancel(self, cause: dict[str, Any], keep_inbox: bool) -> None:
+        if not keep_inbox:
+            self._inbox.clear()
+        self._wake_latched = False
+        task = self._task
+        if task is None or self._aborted:
+            return
+        self._aborted = True
+        self._cause = cause
+        task.cancel()
+
+    def _on_loop(self, action: Callable[[], None]) -> None:
+        """Run ``action`` on the agent's event loop (now, when called from it or idle)."""
+        loop = self._loop
+        if loop is not None and self._task is not None:
+            try:
+                current = asyncio.get_running_loop()
+            except RuntimeError:
+                current = None
+            if current is not loop:
+                loop.call_soon_threadsafe(action)
+                return
+        action()
+
+    # --- the driver ---------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        if self._task is not None or not self._inbox.has_work:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no event loop: the input waits for the next run()
+        self._loop = loop
+        self._task = loop.create_task(self._drive(), name=f"agentlog-agent-{self.session.id}")
+
+    async def _until_idle(self) -> None:
+        while self._task is not None:
+            await asyncio.shield(self._task)
+        if self._fatal is not None:
+            fatal, self._fatal = self._fatal, None
+            raise fatal
+
+    async def _drive(self) -> None:
+        try:
+            while self._inbox.has_work:
+                self._aborted = False
+                self._cause = None
+                self._wake_latched = False
+                await self._turn()
+                if self._aborted and not self._wake_latched:
+                    break
+        except BaseException as exc:  # a turn that could not even be closed: report it
+            if not isinstance(exc, asyncio.CancelledError):
+                self._fatal = exc
+        finally:
+            try:
+                self._rt.checkpoints.close()
+            except Exception as exc:
+                self._fatal = self._fatal or exc
+            self._rt.overflow_retries = 0
+            self._task = None
+            self._aborted = False
+            for queue in self._rt.listeners:
+                queue.put_nowait(None)
+
+    async def _turn(self) -> None:
+        """One turn (spec/plugins.md §4.3), closed by ``turn/end`` whatever happens."""
+        rt = self._rt
+        turn = self._last_turn = self._last_turn + 1
+        rt.append("turn/start", payloads.turn_start(turn))
+        target: Target = "next-turn"
+        ends: StepOutcome = None
+        max_tokens = False
+        step = 0
+        reason: payloads.TurnEnd
+        try:
+            while True:
+                claimed = self._inbox.claim(target)
+                if ends is not None and not claimed:
+                    break
+                if step == 0 and not claimed:
+                    ends = "completed"
+                    break
+                await self._pre_step()
+                step += 1
+                rt.step_retries = 0
+                rt.append("step/start", payloads.step_start(turn, step))
+                self._system_prompt(turn, step)
+                for message in claimed:
+                    rt.append("user/message", message, surface_op="append")
+                try:
+                    ends = await run_step(rt, turn, step, starts_series=False)
+                finally:
+                    rt.append("step/end", payloads.step_end(turn, step))
+                max_tokens = max_tokens or ends == "max-tokens"
+                if ends is not None and not self._inbox.pending("next-step"):
+                    break
+                await rt.checkpoints.durable()  # the step's results before the next step
+                target = "next-step"
+            reason = payloads.turn_end(turn, "max-tokens" if max_tokens else "completed")
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            reason = payloads.turn_end(turn, "aborted", cause=self._cause or {"kind": "disposed"})
+        except Exception as exc:
+            failure = exc.failure if isinstance(exc, LlmFailed) else None
+            failure = failure or {"message": error_chain(exc), "code": "UNKNOWN"}
+            if not isinstance(exc, LlmFailed):
+                _logger.warning("agent turn %d failed: %s", turn, failure["message"], exc_info=exc)
+            if rt.listeners:
+                rt.emit(TurnFailed(turn=turn, step=step or None, error=failure))
+            reason = payloads.turn_end(turn, "error", error=failure)
+        rt.step_retries = 0
+        rt.append("turn/end", reason)
+        await rt.checkpoints.durable()
+
+    async def _pre_step(self) -> None:
+        """Automatic compaction before a step (spec/plugins.md §2.7); failures only warn."""
+        rt = self._rt
+        config = rt.compaction
+        if rt.summarizer is None or config is None or not config.auto:
+            return
+        window = rt.context_window()
+        if window is None:
+            return
+        rt.checkpoints.hold()  # compaction's events join the turn's group commit
+        try:
+            await compact_if_needed(
+                self.session, rt.summarizer, context_window=window, config=config,
+                prune=PruneConfig(),
+            )  # fmt: skip
+        except (CompactionError, CompactionConfigError) as exc:
+            _logger.warning("step compaction failed: %s; continuing the turn", exc)
+
+    def _system_prompt(self, turn: int, step: int) -> None:
+        """Keep the system prompt on the surface: node 0, replaced when it changed (§4.11)."""
+        session, rt = self.session, self._rt
+        nodes = session.surface.nodes
+        head = session.event_at(nodes[0]) if nodes else None
+        current = head if head is not None and head.type == "system/message" else None
+        if current is None and self._system_seq is not None and self._system_seq in nodes:
+            current = session.event_at(self._system_seq)  # an in-history prompt of ours
+        if current is None:
+            if nodes and not self.system:
+                return  # a history without a system head, and no prompt to add
+            event = rt.append(
+                "system/message",
+                messages.system(self.system or "", turn=turn, step=step),
+                surface_op="append",
+            )
+            self._system_seq = event.seq
+            return
+        if self.system is None or _prompt_text(current.data["message"]) == self.system:
+            return
+        event = rt.append(
+            "system/message",
+            messages.system(self.system, turn=turn, step=step),
+            surface_op={"op": "replace", "startSeq": current.seq, "endSeq": current.seq},
+            source_event_seqs=[current.seq],
+        )
+        self._system_seq = event.seq
+
+    def _result(self, start: int) -> RunResult:
+        events = self.session.events[start:]
+        reason: RunReason = "completed"
+        text: str | None = None
+        error: JsonValue = None
+        found_end = False
+        for event in reversed(events):
+            if not found_end and event.type == "turn/end":
+                found_end = True
+                kind = event.data["reason"]["kind"]
+                reason = kind if kind in ("max-tokens", "aborted", "error", "blocked") else reason
+                error = event.data["reason"].get("error")
+            elif text is None and event.type == "assistant/message":
+                text = _prompt_text(event.data["message"])
+            if found_end and text is not None:
+                break
+        return RunResult(reason=reason, text=text or "", events=tuple(events), error=error)
+
+
+def _compaction(
+    compaction: CompactionConfig | Summarizer | None, provider: Provider
+) -> tuple[CompactionConfig | None, Summarizer | None]:
+    if compaction is None:
+        return None, None
+    if isinstance(compaction, CompactionConfig):
+        return compaction, ProviderSummarizer(provider)
+    if callable(compaction):
+        return CompactionConfig(), compaction
+    raise TypeError(
+        f"compaction must be a CompactionConfig or a summarizer, got {type(compaction).__name__}"
+    )
+
+
+def _prompt_text(message: Mapping[str, Any]) -> str:
+    """The text blocks of a message, joined."""
+    return "".join(
+        block["text"]
+        for block in message.get("content") or ()
+        if isinstance(block, Mapping) and block.get("type") == "text"
+    )
+
+
+def _last_turn(events: Sequence[Mapping[str, Any]]) -> int:
+    """The number of the last ``turn/start`` in the log (0 when none): turns continue from it."""
+    for event in reversed(events):
+        if event["type"] == "turn/start":
+            turn = event["data"].get("turn")
+            return turn if type(turn) is int else 0
+    return 0
