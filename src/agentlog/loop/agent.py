@@ -13,29 +13,25 @@ invariant companion (spec/core.md §11) on its session.
 from __future__ import annotations
 
 import asyncio
-import logging
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from agentlog.errors import CompactionConfigError, CompactionError, InvariantError
-from agentlog.events import messages, payloads
+from agentlog.errors import InvariantError
 from agentlog.lifecycle import install_invariants, open_turn
-from agentlog.loop.frames import Frame, RunReason, RunResult, TurnFailed
+from agentlog.loop.frames import Frame, RunReason, RunResult
 from agentlog.loop.inbox import Inbox, Target, user_message
 from agentlog.loop.model import Provider
 from agentlog.loop.runtime import Runtime
-from agentlog.loop.step import LlmFailed, StepOutcome, error_chain, run_step
 from agentlog.loop.summarize import ProviderSummarizer
 from agentlog.loop.tools import Tool, as_tool
-from agentlog.plugins import PruneConfig, compact_if_needed, install_compaction_invariants
+from agentlog.loop.turn import SystemPrompt, message_text, run_turn
+from agentlog.plugins import install_compaction_invariants
 from agentlog.plugins.compaction import CompactionConfig, Summarizer
 from agentlog.session import Session
 from agentlog.values import JsonValue
 
 __all__ = ["Agent", "Message"]
-
-_logger = logging.getLogger("agentlog.loop")
 
 Message = str | Sequence[Mapping[str, Any]] | Mapping[str, Any]
 """User input: text, a list of content blocks, or a whole user message."""
@@ -91,10 +87,7 @@ class Agent:
             )
         if context_window is not None and (type(context_window) is not int or context_window < 1):
             raise ValueError(f"context_window must be a positive int, got {context_window!r}")
-        tool_list = [as_tool(t) for t in tools]
-        names = [t.name for t in tool_list]
-        if len(set(names)) != len(names):
-            raise ValueError(f"tool names must be unique, got {names}")
+        tool_list = _tool_list(tools)
         config, summarizer = _compaction(compaction, provider)
         _install(session, "invariants", install_invariants)
         if summarizer is not None:
@@ -109,15 +102,13 @@ class Agent:
             )
         self.session = session
         self.provider = provider
-        self.system = system
-        """The system prompt (``None``: keep the session's)."""
+        self._prompt = SystemPrompt(system)
         self._rt = Runtime(
             session, provider, tools=tool_list, max_parallel_tool_calls=max_parallel_tool_calls,
             summarizer=summarizer, compaction=config, context_window=context_window,
         )  # fmt: skip
         self._inbox = Inbox(session, self._append_input)
         self._last_turn = _last_turn(events)
-        self._system_seq: int | None = None
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cause: dict[str, Any] | None = None
@@ -128,14 +119,27 @@ class Agent:
     # --- public surface -----------------------------------------------------------------
 
     @property
+    def system(self) -> str | None:
+        """The system prompt (``None``: keep the session's); assign to change it."""
+        return self._prompt.text
+
+    @system.setter
+    def system(self, text: str | None) -> None:
+        self._prompt.text = text
+
+    @property
     def running(self) -> bool:
         """Whether a turn is being run (the driver is active)."""
         return self._task is not None
 
     @property
     def tools(self) -> tuple[Tool, ...]:
-        """The tools the model may call."""
+        """The tools the model may call; assign to change them (the next request logs it)."""
         return tuple(self._rt.tools.values())
+
+    @tools.setter
+    def tools(self, tools: Iterable[Tool | Callable[..., Any]]) -> None:
+        self._rt.set_tools(_tool_list(tools))
 
     async def run(self, prompt: Message | None = None) -> RunResult:
         """Queue ``prompt`` for the next turn and run until the agent is idle.
@@ -297,102 +301,8 @@ class Agent:
                 queue.put_nowait(None)
 
     async def _turn(self) -> None:
-        """One turn (spec/plugins.md §4.3), closed by ``turn/end`` whatever happens."""
-        rt = self._rt
-        turn = self._last_turn = self._last_turn + 1
-        rt.append("turn/start", payloads.turn_start(turn))
-        target: Target = "next-turn"
-        ends: StepOutcome = None
-        max_tokens = False
-        step = 0
-        reason: payloads.TurnEnd
-        try:
-            while True:
-                claimed = self._inbox.claim(target)
-                if ends is not None and not claimed:
-                    break
-                if step == 0 and not claimed:
-                    ends = "completed"
-                    break
-                await self._pre_step()
-                step += 1
-                rt.step_retries = 0
-                rt.append("step/start", payloads.step_start(turn, step))
-                self._system_prompt(turn, step)
-                for message in claimed:
-                    rt.append("user/message", message, surface_op="append")
-                try:
-                    ends = await run_step(rt, turn, step, starts_series=False)
-                finally:
-                    rt.append("step/end", payloads.step_end(turn, step))
-                max_tokens = max_tokens or ends == "max-tokens"
-                if ends is not None and not self._inbox.pending("next-step"):
-                    break
-                await rt.checkpoints.durable()  # the step's results before the next step
-                target = "next-step"
-            reason = payloads.turn_end(turn, "max-tokens" if max_tokens else "completed")
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            reason = payloads.turn_end(turn, "aborted", cause=self._cause or {"kind": "disposed"})
-        except Exception as exc:
-            failure = exc.failure if isinstance(exc, LlmFailed) else None
-            failure = failure or {"message": error_chain(exc), "code": "UNKNOWN"}
-            if not isinstance(exc, LlmFailed):
-                _logger.warning("agent turn %d failed: %s", turn, failure["message"], exc_info=exc)
-            if rt.listeners:
-                rt.emit(TurnFailed(turn=turn, step=step or None, error=failure))
-            reason = payloads.turn_end(turn, "error", error=failure)
-        rt.step_retries = 0
-        rt.append("turn/end", reason)
-        await rt.checkpoints.durable()
-
-    async def _pre_step(self) -> None:
-        """Automatic compaction before a step (spec/plugins.md §2.7); failures only warn."""
-        rt = self._rt
-        config = rt.compaction
-        if rt.summarizer is None or config is None or not config.auto:
-            return
-        window = rt.context_window()
-        if window is None:
-            return
-        rt.checkpoints.hold()  # compaction's events join the turn's group commit
-        try:
-            await compact_if_needed(
-                self.session, rt.summarizer, context_window=window, config=config,
-                prune=PruneConfig(),
-            )  # fmt: skip
-        except (CompactionError, CompactionConfigError) as exc:
-            _logger.warning("step compaction failed: %s; continuing the turn", exc)
-
-    def _system_prompt(self, turn: int, step: int) -> None:
-        """Keep the system prompt on the surface: node 0, replaced when it changed (§4.11)."""
-        session, rt = self.session, self._rt
-        nodes = session.surface.nodes
-        head = session.event_at(nodes[0]) if nodes else None
-        current = head if head is not None and head.type == "system/message" else None
-        if current is None and self._system_seq is not None and self._system_seq in nodes:
-            current = session.event_at(self._system_seq)  # an in-history prompt of ours
-        if current is None:
-            if nodes and not self.system:
-                return  # a history without a system head, and no prompt to add
-            event = rt.append(
-                "system/message",
-                messages.system(self.system or "", turn=turn, step=step),
-                surface_op="append",
-            )
-            self._system_seq = event.seq
-            return
-        if self.system is None or _prompt_text(current.data["message"]) == self.system:
-            return
-        event = rt.append(
-            "system/message",
-            messages.system(self.system, turn=turn, step=step),
-            surface_op={"op": "replace", "startSeq": current.seq, "endSeq": current.seq},
-            source_event_seqs=[current.seq],
-        )
-        self._system_seq = event.seq
+        self._last_turn += 1
+        await run_turn(self._rt, self._inbox, self._last_turn, self._prompt, lambda: self._cause)
 
     def _result(self, start: int) -> RunResult:
         events = self.session.events[start:]
@@ -407,10 +317,18 @@ class Agent:
                 reason = kind if kind in ("max-tokens", "aborted", "error", "blocked") else reason
                 error = event.data["reason"].get("error")
             elif text is None and event.type == "assistant/message":
-                text = _prompt_text(event.data["message"])
+                text = message_text(event.data["message"])
             if found_end and text is not None:
                 break
         return RunResult(reason=reason, text=text or "", events=tuple(events), error=error)
+
+
+def _tool_list(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
+    tool_list = [as_tool(t) for t in tools]
+    names = [t.name for t in tool_list]
+    if len(set(names)) != len(names):
+        raise ValueError(f"tool names must be unique, got {names}")
+    return tool_list
 
 
 def _compaction(
@@ -424,15 +342,6 @@ def _compaction(
         return CompactionConfig(), compaction
     raise TypeError(
         f"compaction must be a CompactionConfig or a summarizer, got {type(compaction).__name__}"
-    )
-
-
-def _prompt_text(message: Mapping[str, Any]) -> str:
-    """The text blocks of a message, joined."""
-    return "".join(
-        block["text"]
-        for block in message.get("content") or ()
-        if isinstance(block, Mapping) and block.get("type") == "text"
     )
 
 

@@ -113,6 +113,7 @@ class Runtime:
         self.tools = {t.name: t for t in tools}
         self.schemas = [t.schema() for t in tools]
         self._header = self._build_header()
+        self._compared = None
 
     def _build_header(self) -> dict[str, Any]:
         header: dict[str, Any] = {

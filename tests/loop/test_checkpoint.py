@@ -1,0 +1,159 @@
+"""The checkpoint policy: durable before a request, before a tool body, at step and turn end.
+
+A recording sink shows exactly which events each durable write carried (spec/persistence.md
+§6.1; DESIGN.md "Durability in the agent loop"); a real JSONL store shows a tool's ``tool/call``
+on disk before the tool runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from agentlog import Agent, Event, open_store
+from agentlog.loop import ModelRequest
+from agentlog.loop.checkpoint import Checkpoints
+from agentlog.providers import Scripted
+from tests.loop.support import new_session, types
+
+
+class GroupSink:
+    """Records each durable write: a group commit's events, or one event written at once."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.writes: list[list[str]] = []
+        self.held: list[Event] | None = None
+        self.delay = delay
+
+    def persist(self, event: Event) -> None:
+        if self.held is None:
+            self.writes.append([event.type])
+        else:
+            self.held.append(event)
+
+    def hold(self) -> None:
+        self.held = []
+
+    def release(self, *, write: bool) -> None:
+        held, self.held = self.held or [], None
+        if write and held:
+            time.sleep(self.delay)
+            self.writes.append([event.type for event in held])
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def written(self) -> int:
+        return sum(len(group) for group in self.writes)
+
+
+def attached() -> tuple[Any, GroupSink]:
+    session = new_session()
+    sink = GroupSink()
+    session.attach(sink)
+    return session, sink
+
+
+def test_a_tool_turn_is_written_at_the_checkpoints_of_the_policy() -> None:
+    session, sink = attached()
+    state: dict[str, int] = {}
+
+    def model(request: ModelRequest) -> Any:
+        assert sink.written() == session.seq  # every event of the request is durable
+        state["requests"] = state.get("requests", 0) + 1
+        return Scripted.call("lookup", {}) if state["requests"] == 1 else "done"
+
+    def lookup() -> str:
+        """Look something up."""
+        assert sink.writes[-1][-1] == "tool/call"  # the body runs after its call is durable
+        return "found"
+
+    agent = Agent(session, Scripted(model), tools=[lookup])
+    asyncio.run(agent.run("go"))
+    assert sink.writes == [
+        ["agent/inbox/spliced"],  # queued while idle: written at once
+        ["turn/start", "agent/inbox/spliced", "step/start", "system/message", "user/message",
+         "request/header", "request/context"],  # before the first request
+        ["assistant/message", "tool/call"],  # before the tool body
+        ["tool/result", "step/end"],  # the step's end
+        ["step/start"],  # before the second request
+        ["assistant/message", "step/end", "turn/end"],  # the step's and the turn's end
+    ]  # fmt: skip
+    assert sink.written() == session.seq
+
+
+def test_a_tool_step_costs_three_durable_writes_whatever_its_events() -> None:
+    session, sink = attached()
+    steps = 5
+    script = [Scripted.call("noop", {}) for _ in range(steps)] + ["done"]
+    agent = Agent(session, Scripted(script), tools=[lambda: "ok"])
+    agent.tools = [agent.tools[0]]
+    asyncio.run(agent.run("go"))
+    per_step: dict[int, int] = {}
+    step = 0
+    for group in sink.writes:
+        step += group.count("step/start")
+        per_step[step] = per_step.get(step, 0) + 1
+    # steps 2..5 are whole tool steps: request, tool, step end
+    assert [per_step[s] for s in range(2, steps + 1)] == [3] * (steps - 1)
+
+
+def test_a_tool_call_is_on_disk_before_the_tool_runs(tmp_path: Path) -> None:
+    url = f"jsonl:///{tmp_path}/sessions"
+    seen: list[list[str]] = []
+
+    def peek() -> str:
+        """Read the session from disk, as another process would."""
+        with open_store(url) as reader:
+            seen.append(types(reader.inspect("s1").events))
+        return "ok"
+
+    with open_store(url) as store, store.create("s1") as session:
+        agent = Agent(session, Scripted([Scripted.call("peek", {}), "done"]), tools=[peek])
+        asyncio.run(agent.run("go"))
+    (on_disk,) = seen
+    # what is on disk, and the closers a reader's view adds for the turn still running
+    assert on_disk[-6:] == [
+        "assistant/message", "tool/call",
+        "tool/result", "step/end", "turn/end", "session/end-seed",
+    ]  # fmt: skip
+
+
+def test_the_durable_write_leaves_the_event_loop_free() -> None:
+    session = new_session()
+    sink = GroupSink(delay=0.2)
+    session.attach(sink)
+    checkpoints = Checkpoints(session)
+
+    async def main() -> int:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.ensure_future(tick())
+        checkpoints.append("turn/start", {"turn": 1})
+        await checkpoints.durable()
+        ticker.cancel()
+        return ticks
+
+    ticks = asyncio.run(main())
+    assert ticks >= 5  # the loop ran other tasks during the 200 ms write
+    assert sink.writes == [["turn/start"]]
+
+
+def test_a_detached_session_has_nothing_to_write() -> None:
+    session = new_session()
+    checkpoints = Checkpoints(session)
+    checkpoints.append("turn/start", {"turn": 1})
+    assert not checkpoints.pending
+    asyncio.run(checkpoints.durable())
+    assert checkpoints.durable_writes == 0
