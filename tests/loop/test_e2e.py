@@ -12,7 +12,7 @@ nothing to refuse, and the body it received is exactly the provider's rendering 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -113,7 +113,7 @@ class World:
 
 
 @pytest.fixture(params=["openai", "anthropic"])
-def world(request: pytest.FixtureRequest) -> Iterator[World]:
+def world(request: pytest.FixtureRequest) -> World:
     kind = request.param
     server = request.getfixturevalue(f"{kind}_server")
     if kind == "openai":
@@ -129,7 +129,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
             model = options.pop("model", "claude-test")
             return Anthropic(model, base_url=server.url, api_key="sk-test", **options)
 
-    yield World(kind, server, new_provider)
+    return World(kind, server, new_provider)
 
 
 @tool
@@ -415,7 +415,7 @@ def test_anthropic_thinking_signature_round_trip(anthropic_server: Any) -> None:
     replay = plain(first.data["message"]["source"]["replayState"])
     assert "sig-abc" in str(replay)  # the signature is kept in the replay envelope
     world.check_requests()  # the server accepted the echoed, signed thinking block
-    assistant = [m for m in world.wire_messages(1) if m["role"] == "assistant"][0]
+    assistant = next(m for m in world.wire_messages(1) if m["role"] == "assistant")
     thinking = assistant["content"][0]
     assert thinking == {
         "type": "thinking",
