@@ -133,6 +133,10 @@ class Attempt:
             return dict(failure)
         return {"message": f"model call ended with {reason.get('kind')}", "code": "UNKNOWN"}
 
+    def blocks(self) -> list[dict[str, Any]]:
+        """Every block seen, in index order (before any ``max-tokens`` pruning)."""
+        return [block.block() for block in self._blocks.values()]
+
     def content(self) -> tuple[list[dict[str, Any]], Any]:
         """The reply's blocks and its replay envelope (``replayState``, or ``None``).
 

@@ -149,7 +149,7 @@ def _failure(attempt: Attempt) -> dict[str, Any] | None:
         return {"message": "the model stream ended without a finish", "code": "TRANSPORT"}
     if attempt.finish_kind == "max-tokens":
         return None
-    blocks, _replay = attempt.content()
+    blocks = attempt.blocks()
     if not attempt.visible() and not any(
         block.get("type") not in ("text", "reasoning") for block in blocks
     ):

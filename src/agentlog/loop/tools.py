@@ -51,6 +51,8 @@ class Tool:
     """The JSON schema of the arguments object."""
     function: Callable[..., Any] = field(repr=False)
     """What a call runs: sync (in a worker thread) or ``async`` (on the loop)."""
+    is_async: bool = field(init=False, repr=False)
+    """Whether calls are awaited on the loop (else run in a worker thread)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -58,11 +60,7 @@ class Tool:
         if not callable(self.function):
             raise TypeError(f"tool {self.name!r}: function must be callable")
         object.__setattr__(self, "parameters", thaw(snapshot(dict(self.parameters))))
-
-    @property
-    def is_async(self) -> bool:
-        """Whether calls are awaited on the loop (else run in a worker thread)."""
-        return _is_async(self.function)
+        object.__setattr__(self, "is_async", _is_async(self.function))
 
     def schema(self) -> ToolSchema:
         """The tool as the model sees it and ``request/header.tools`` logs it."""
@@ -92,12 +90,16 @@ class Tool:
             )
         plain = thaw(arguments)
         try:
-            inspect.signature(self.function).bind(**plain)
+            _signature(self.function).bind(**plain)
         except TypeError as exc:
             raise ToolArgumentsError(f"arguments do not fit {self.name}: {exc}") from None
         if self.is_async:
             return await self.function(**plain)
         return await asyncio.to_thread(self.function, **plain)
+
+
+_signature = functools.lru_cache(maxsize=1024)(inspect.signature)
+"""A function's signature, computed once (``inspect.signature`` is slow)."""
 
 
 def _is_async(function: Callable[..., Any]) -> bool:

@@ -18,12 +18,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentlog.errors import CompactionConfigError, CompactionError
-from agentlog.events import messages, payloads
+from agentlog.events import Event, messages, payloads
 from agentlog.loop.frames import TurnFailed
 from agentlog.loop.inbox import Inbox, Target
 from agentlog.loop.runtime import Runtime
 from agentlog.loop.step import LlmFailed, StepOutcome, error_chain, run_step
 from agentlog.plugins import PruneConfig, compact_if_needed
+from agentlog.session import Session
 
 __all__ = ["SystemPrompt", "message_text", "run_turn"]
 
@@ -33,41 +34,53 @@ _logger = logging.getLogger("agentlog.loop")
 class SystemPrompt:
     """The agent's system prompt and the surface node that holds it (spec/plugins.md §4.11).
 
+    The node is looked up again only after a replace (appends never move node 0 of a surface
+    that has one), so keeping the prompt in place costs O(1) per step.
+
     Args:
         text: The prompt; ``None`` keeps whatever the session has (none for a new session).
     """
 
     def __init__(self, text: str | None) -> None:
         self.text = text
-        self._seq: int | None = None
+        self._node: Event | None = None
+        self._generation: int | None = None
 
     def settle(self, rt: Runtime, turn: int, step: int) -> None:
         """Append or replace the prompt node if the surface does not hold the prompt."""
         session = rt.session
-        nodes = session.surface.nodes
-        head = session.event_at(nodes[0]) if nodes else None
-        current = head if head is not None and head.type == "system/message" else None
-        if current is None and self._seq is not None and self._seq in nodes:
-            current = session.event_at(self._seq)  # an in-history prompt of ours
+        if self._generation != session.surface.replace_generation:
+            self._node = self._find(session)
+        current = self._node
         if current is None:
-            if nodes and not self.text:
+            if self._generation is not None and not self.text:
                 return  # a history without a system head, and no prompt to add
-            event = rt.append(
+            self._node = rt.append(
                 "system/message",
                 messages.system(self.text or "", turn=turn, step=step),
                 surface_op="append",
             )
-            self._seq = event.seq
-            return
-        if self.text is None or message_text(current.data["message"]) == self.text:
-            return
-        event = rt.append(
-            "system/message",
-            messages.system(self.text, turn=turn, step=step),
-            surface_op={"op": "replace", "startSeq": current.seq, "endSeq": current.seq},
-            source_event_seqs=[current.seq],
-        )
-        self._seq = event.seq
+        elif self.text is not None and message_text(current.data["message"]) != self.text:
+            self._node = rt.append(
+                "system/message",
+                messages.system(self.text, turn=turn, step=step),
+                surface_op={"op": "replace", "startSeq": current.seq, "endSeq": current.seq},
+                source_event_seqs=[current.seq],
+            )
+        self._generation = session.surface.replace_generation
+
+    def _find(self, session: Session) -> Event | None:
+        """The system node on the surface: node 0, else an in-history prompt of ours.
+
+        Leaves ``_generation`` ``None`` for an empty surface (the prompt becomes node 0).
+        """
+        nodes = session.surface.nodes
+        self._generation = session.surface.replace_generation if nodes else None
+        head = session.event_at(nodes[0]) if nodes else None
+        if head is not None and head.type == "system/message":
+            return head
+        ours = self._node
+        return ours if ours is not None and ours.seq in nodes else None
 
 
 async def run_turn(
