@@ -329,3 +329,59 @@ def test_the_companion_vetoes_what_breaks_structure_while_the_agent_runs() -> No
     asyncio.run(agent.run("hi"))
     with pytest.raises(InvariantError, match="step/start in turn 1 but open turn is null"):
         agent.session.append("step/start", {"turn": 1, "step": 9})
+
+
+def test_a_followup_after_a_cancel_opens_a_new_turn() -> None:
+    """§4.2: a waking message sent after an abort is latched and re-targeted to next-turn."""
+    agent: Agent
+
+    async def model(request: ModelRequest) -> Any:
+        if len(provider.requests) == 1:
+            agent.cancel()
+            agent.steer("Start over: say hi.")  # after the abort: a new turn, not this step
+            await asyncio.sleep(30)  # the cancel lands here
+        return "hi"
+
+    provider = Scripted(model)
+    agent = Agent(new_session(), provider)
+    result = asyncio.run(agent.run("Say something long."))
+    ends = [e.data["reason"]["kind"] for e in of_type(result.events, "turn/end")]
+    assert ends == ["aborted", "completed"]
+    assert (result.reason, result.text) == ("completed", "hi")
+
+
+def test_cancelling_the_awaiting_task_closes_the_turn_then_propagates() -> None:
+    started = asyncio.Event()
+
+    async def slow(request: ModelRequest) -> str:
+        started.set()
+        await asyncio.sleep(30)
+        return "never"
+
+    agent = Agent(new_session(), Scripted(slow))
+
+    async def main() -> None:
+        task = asyncio.ensure_future(agent.run("hi"))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    last = agent.session.events[-1]
+    assert plain(last.data) == {
+        "turn": 1,
+        "reason": {"kind": "aborted", "reason": {"kind": "user"}},
+    }
+    assert not agent.running
+
+
+def test_input_queued_without_an_event_loop_runs_on_the_next_run(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path}/s.db") as store:
+        with store.create("s") as session:
+            Agent(session, Scripted([])).followup("Queued before a crash.")
+        with store.open("s") as session:  # a new process: the inbox is replayed
+            result = asyncio.run(Agent(session, Scripted(["Got it."])).run())
+            assert result.text == "Got it."
+            (prompt,) = of_type(result.events, "user/message")
+            assert text_of(prompt.data) == "Queued before a crash."

@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentlog import Agent, Event, open_store
+import pytest
+
+from agentlog import Agent, Event, StoreError, open_store
 from agentlog.loop import ModelRequest
 from agentlog.loop.checkpoint import Checkpoints
 from agentlog.providers import Scripted
@@ -157,3 +159,24 @@ def test_a_detached_session_has_nothing_to_write() -> None:
     assert not checkpoints.pending
     asyncio.run(checkpoints.durable())
     assert checkpoints.durable_writes == 0
+
+
+class FailingSink(GroupSink):
+    """A store whose group-commit writes fail (a full disk)."""
+
+    def release(self, *, write: bool) -> None:
+        self.held = None
+        if write:
+            raise StoreError("disk full", session_id="s")
+
+
+def test_a_failed_checkpoint_sends_no_request_and_the_run_reports_it() -> None:
+    """Fail-closed (spec/persistence.md §6.1): no model call without durable request events."""
+    session = new_session()
+    session.attach(FailingSink())
+    model = Scripted(["never sent"])
+    agent = Agent(session, model)
+    with pytest.raises(StoreError, match="disk full"):
+        asyncio.run(agent.run("hi"))
+    assert model.requests == []
+    assert not agent.running

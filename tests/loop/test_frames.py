@@ -71,3 +71,19 @@ def test_a_stream_with_nothing_to_do_ends_at_once() -> None:
         return [frame async for frame in agent.stream()]
 
     assert asyncio.run(nothing()) == []
+
+
+def test_events_a_compaction_appends_are_committed_frames_too() -> None:
+    from agentlog import ExtractiveSummarizer
+
+    long = "A detailed note about the build. " * 60
+    agent = Agent(
+        new_session(), Scripted([long, long, "Short."]),
+        compaction=ExtractiveSummarizer(), context_window=2000,
+    )  # fmt: skip
+    asyncio.run(agent.run("First: " + long))
+    asyncio.run(agent.run("Second: " + long))
+    frames = asyncio.run(collect(agent, "Third."))
+    committed = [f.event.type for f in frames if isinstance(f, Committed)]
+    assert "compaction/summary" in committed
+    assert committed == [e.type for e in agent.session.events[-len(committed) :]]

@@ -243,7 +243,13 @@ class Agent:
             return
         self._aborted = True
         self._cause = cause
-        task.cancel()
+        inside = asyncio.current_task() is task
+        if inside:
+            # Asked from inside the turn itself (a model callback, say): deliver the cancel at
+            # the turn's next await, not after it; a turn that ends first simply completes.
+            task.get_loop().call_soon(task.cancel)
+        else:
+            task.cancel()
 
     def _on_loop(self, action: Callable[[], None]) -> None:
         """Run ``action`` on the agent's event loop (now, when called from it or idle)."""
@@ -272,7 +278,7 @@ class Agent:
 
     async def _until_idle(self) -> None:
         while self._task is not None:
-            await asyncio.shield(self._task)
+            await asyncio.wait([self._task])  # waiting never cancels the driver
         if self._fatal is not None:
             fatal, self._fatal = self._fatal, None
             raise fatal

@@ -85,6 +85,12 @@ class Runtime:
             self.emit(Committed(event=event))
         return event
 
+    def announce(self, since: int) -> None:
+        """Tell listeners of the events a plugin appended since seq ``since`` (compaction)."""
+        if self.listeners:
+            for event in self.session.events[since:]:
+                self.emit(Committed(event=event))
+
     def emit(self, frame: Frame) -> None:
         """Hand ``frame`` to every live listener (``Agent.stream()``)."""
         for queue in self.listeners:

@@ -179,14 +179,18 @@ def _settle_cancelled(rt: Runtime, turn: int, step: int, attempt: Attempt) -> No
 async def _recover(rt: Runtime, turn: int, step: int, failure: Mapping[str, Any]) -> bool:
     """Whether the step retries after ``failure`` (recovery or policy); waits as needed."""
     code = failure.get("code")
-    if code == "CONTEXT_WINDOW_EXCEEDED" and await _compact_overflow(rt):
-        return True
-    if code == "IMAGE_OFFLOAD_REQUIRED":
-        try:
-            if offload_for_failure(rt.session, failure) is not None:
-                return True
-        except AgentlogError as exc:  # e.g. a session created without the projection
-            _logger.warning("image offload failed: %s", exc)
+    since = rt.session.seq
+    try:
+        if code == "CONTEXT_WINDOW_EXCEEDED" and await _compact_overflow(rt):
+            return True
+        if code == "IMAGE_OFFLOAD_REQUIRED":
+            try:
+                if offload_for_failure(rt.session, failure) is not None:
+                    return True
+            except AgentlogError as exc:  # e.g. a session created without the projection
+                _logger.warning("image offload failed: %s", exc)
+    finally:
+        rt.announce(since)
     plan = retry_plan(rt.provider.retry_policy, failure, rt.step_retries, rand=rt.rand)
     if plan is None:
         return False

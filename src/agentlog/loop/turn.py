@@ -160,12 +160,15 @@ async def _pre_step(rt: Runtime) -> None:
     if window is None:
         return
     rt.checkpoints.hold()  # compaction's events join the turn's group commit
+    since = rt.session.seq
     try:
         await compact_if_needed(
             rt.session, rt.summarizer, context_window=window, config=config, prune=PruneConfig()
         )
     except (CompactionError, CompactionConfigError) as exc:
         _logger.warning("step compaction failed: %s; continuing the turn", exc)
+    finally:
+        rt.announce(since)
 
 
 def message_text(message: Mapping[str, Any]) -> str:
