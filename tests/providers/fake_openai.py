@@ -22,7 +22,7 @@ import pytest
 
 from tests.providers.fake_server import Answer, Failure, FakeServer, sse
 
-__all__ = ["FakeOpenAI", "openai_server", "validate_chat_request"]
+__all__ = ["FakeOpenAI", "chat_chunk", "openai_server", "validate_chat_request"]
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 429: "requests"}
 
@@ -63,18 +63,10 @@ class FakeOpenAI(FakeServer):
         return sse(self.error_body(failure))
 
     def events(self, answer: Answer, body: Mapping[str, Any]) -> list[bytes]:
-        model = answer.model or body.get("model")
-        base = {
-            "id": "chatcmpl-fake",
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": model,
-            "system_fingerprint": "fp_fake",
-        }
+        model = str(answer.model or body.get("model"))
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-            return sse({**base, "choices": [choice]})
+            return chat_chunk(delta, finish, model=model)
 
         events = [chunk({"role": "assistant", "content": ""})]
         events += [chunk({"content": None, "reasoning_content": r}) for r in answer.reasoning_parts]
@@ -96,9 +88,25 @@ class FakeOpenAI(FakeServer):
         events.append(chunk({}, finish))
         wants_usage = (body.get("stream_options") or {}).get("include_usage") is True
         if wants_usage and (answer.usage is not None or answer.raw_usage is not None):
-            events.append(sse({**base, "choices": [], "usage": _usage(answer)}))
+            events.append(sse({**_base(model), "choices": [], "usage": _usage(answer)}))
         events.append(sse("[DONE]"))
         return events
+
+
+def _base(model: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": model,
+        "system_fingerprint": "fp_fake",
+    }
+
+
+def chat_chunk(delta: dict[str, Any], finish: str | None = None, *, model: str = "m") -> bytes:
+    """One ``chat.completion.chunk`` event with one choice carrying ``delta``."""
+    choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+    return sse({**_base(model), "choices": [choice]})
 
 
 def _usage(answer: Answer) -> dict[str, Any]:

@@ -11,11 +11,25 @@ validate it: an invalid request gets a 400 and its problems are kept for asserti
 Streams are sent with chunked transfer encoding, so an ``Answer`` can also be cut the two ways
 a real connection ends early: ``drop_after=n`` aborts the connection after ``n`` events (the
 client sees an incomplete body), ``end_after=n`` ends the body cleanly after ``n`` events (no
-finish ever arrives). ``delay`` spaces the events out, and ``hold=True`` keeps the stream open
-after its events until the client hangs up — for cancellation tests.
+finish ever arrives). ``delay`` spaces the events out, and ``hold_after=n`` stalls the stream
+after ``n`` events until the client hangs up (``hold=True``: after the last one) — for
+cancellation tests.
 
 The provider-neutral script vocabulary (``Answer``, ``ToolCall``, ``Usage``, ``Failure``) is
 what makes one contract suite run against both servers.
+
+Use (the fixtures ``openai_server`` and ``anthropic_server`` are registered for the whole
+suite by ``tests/conftest.py``)::
+
+    def test_something(openai_server: FakeOpenAI) -> None:
+        openai_server.script(
+            Failure(status=429, headers={"Retry-After": "1"}),
+            Answer(text="Hello", tool_calls=[ToolCall(id="c1", name="ls")]),
+        )
+        provider = OpenAIChat("m", base_url=openai_server.url, api_key="k")
+        ...  # drive the provider or an Agent
+        assert openai_server.bodies[1]["messages"] == to_chat_completions(derived, model="m")
+        assert all(not r.problems for r in openai_server.requests)
 """
 
 from __future__ import annotations
@@ -110,8 +124,13 @@ class Answer:
     """Abort the connection after this many events."""
     end_after: int | None = None
     """End the body cleanly after this many events."""
+    raw_events: Sequence[bytes] | None = None
+    """SSE events to send verbatim instead of rendering the fields above."""
+    hold_after: int | None = None
+    """Stall after this many events: send nothing more until the client hangs up."""
     hold: bool = False
-    """After the events, keep the stream open until the client hangs up."""
+    """Stall after the last event, before the body ends, until the client hangs up (the
+    answer is complete but its stream never closes)."""
 
     @property
     def text_parts(self) -> list[str]:
@@ -152,6 +171,7 @@ class FakeServer:
         self.requests: list[Received] = []
         self._script: list[Reply] = []
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         server = self
 
@@ -186,6 +206,12 @@ class FakeServer:
     def bodies(self) -> list[Any]:
         """The JSON bodies received, in order."""
         return [request.body for request in self.requests]
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> None:
+        """Block until ``count`` requests have arrived (e.g. before killing a client mid-call)."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: len(self.requests) >= count, timeout):
+                raise TimeoutError(f"{len(self.requests)} of {count} requests arrived")
 
     @property
     def pending(self) -> int:
@@ -241,7 +267,9 @@ class FakeServer:
         except ValueError:
             body = raw.decode("utf-8", "replace")
         received = Received(path=handler.path, headers=dict(handler.headers.items()), body=body)
-        self.requests.append(received)
+        with self._arrived:
+            self.requests.append(received)
+            self._arrived.notify_all()
         try:
             if handler.path.split("?")[0] != self.path:
                 self._send_json(handler, 404, {"error": {"message": f"no route {handler.path}"}})
@@ -284,7 +312,9 @@ class FakeServer:
         body: Mapping[str, Any],
         received: Received,
     ) -> None:
-        events = self.events(answer, body)
+        events = (
+            list(answer.raw_events) if answer.raw_events is not None else self.events(answer, body)
+        )
         if answer.error is not None:
             events = [*events[: answer.error_after], self.error_event(answer.error)]
         handler.send_response(200)
@@ -299,19 +329,28 @@ class FakeServer:
                     return
                 if answer.end_after == i:
                     break
+                if answer.hold_after == i:
+                    self._hold(handler, received)
+                    return
                 self._chunk(handler, event)
                 if answer.delay and self._wait_for_hangup(handler, answer.delay):
                     received.disconnected.set()
                     return
-            while answer.hold and not self._stopping.is_set():
-                if self._wait_for_hangup(handler, 0.05):
-                    received.disconnected.set()
-                    return
+            if answer.hold:
+                self._hold(handler, received)
+                return
             handler.wfile.write(b"0\r\n\r\n")
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             received.disconnected.set()
             handler.close_connection = True
+
+    def _hold(self, handler: BaseHTTPRequestHandler, received: Received) -> None:
+        while not self._stopping.is_set():
+            if self._wait_for_hangup(handler, 0.05):
+                received.disconnected.set()
+                return
+        handler.close_connection = True
 
     @staticmethod
     def _chunk(handler: BaseHTTPRequestHandler, data: bytes) -> None:

@@ -198,20 +198,23 @@ class _ChatStream:
         for choice in getattr(event, "choices", None) or ():
             if getattr(choice, "index", 0) != 0:
                 continue  # n > 1 is never requested
-            delta = choice.delta
-            reasoning = getattr(delta, "reasoning_content", None) or getattr(
-                delta, "reasoning", None
-            )
-            if isinstance(reasoning, str) and reasoning:
-                self._delta(out, "reasoning", reasoning)
-            if delta.content:
-                self._delta(out, "text", delta.content)
-            for call in delta.tool_calls or ():
-                self._tool_fragment(out, call)
-            if choice.finish_reason:
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                self._deltas(out, delta)
+            if getattr(choice, "finish_reason", None):
                 self._finish = choice.finish_reason
                 self._close_all(out)
         return out
+
+    def _deltas(self, out: list[Chunk], delta: Any) -> None:
+        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning:
+            self._delta(out, "reasoning", reasoning)
+        content = getattr(delta, "content", None)
+        if isinstance(content, str) and content:
+            self._delta(out, "text", content)
+        for call in getattr(delta, "tool_calls", None) or ():
+            self._tool_fragment(out, call)
 
     def _start(self, out: list[Chunk], kind: str) -> _Block:
         block = _Block(index=len(self._blocks), kind=kind)
