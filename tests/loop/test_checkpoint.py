@@ -8,13 +8,16 @@ on disk before the tool runs.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentlog import Agent, Event, StoreError, open_store
+from agentlog import messages as m
 from agentlog.loop import ModelRequest
 from agentlog.loop.checkpoint import Checkpoints
 from agentlog.providers import Scripted
@@ -180,3 +183,31 @@ def test_a_failed_checkpoint_sends_no_request_and_the_run_reports_it() -> None:
         asyncio.run(agent.run("hi"))
     assert model.requests == []
     assert not agent.running
+
+
+def test_an_append_while_the_write_waits_for_its_thread_does_not_stall_the_checkpoint() -> None:
+    """The old group commit is still open on this thread until the worker writes it: an append
+    meanwhile joins it instead of opening a nested one (which would keep it from being written)."""
+    session = new_session()
+    sink = GroupSink()
+    session.attach(sink)
+    checkpoints = Checkpoints(session)
+    blocker = threading.Event()
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        busy = loop.run_in_executor(None, blocker.wait)  # the write waits behind this
+        checkpoints.append("turn/start", {"turn": 1})
+        write = asyncio.ensure_future(checkpoints.durable())
+        await asyncio.sleep(0.01)
+        checkpoints.append("user/message", m.user("meanwhile"), surface_op="append")
+        blocker.set()
+        await busy
+        await write
+        assert sink.writes == [["turn/start", "user/message"]]
+        checkpoints.append("step/start", {"turn": 1, "step": 1})  # a new group commit
+        await checkpoints.durable()
+
+    asyncio.run(main())
+    assert sink.writes == [["turn/start", "user/message"], ["step/start"]]

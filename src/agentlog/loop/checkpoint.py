@@ -38,11 +38,12 @@ class Checkpoints:
         session: The session the agent drives.
     """
 
-    __slots__ = ("_batch", "_session", "durable_writes")
+    __slots__ = ("_batch", "_session", "_writing", "durable_writes")
 
     def __init__(self, session: Session) -> None:
         self._session = session
         self._batch: AbstractContextManager[Any] | None = None
+        self._writing = False
         self.durable_writes = 0
         """How many checkpoints wrote something (for tests and benchmarks)."""
 
@@ -54,7 +55,10 @@ class Checkpoints:
     def hold(self) -> None:
         """Open the group commit now, so what others append next joins it (compaction)."""
         session = self._session
-        if self._batch is None and session.attached:
+        # While a write is under way the old batch may still be open on this thread: a new one
+        # would nest in it and stop it from being written. Appends then join it (or, once it
+        # is written, are written at once); the next batch opens after the write.
+        if self._batch is None and session.attached and not self._writing:
             batch = session.batch()
             batch.__enter__()
             self._batch = batch
@@ -88,7 +92,9 @@ class Checkpoints:
             return
         self.durable_writes += 1
         loop = asyncio.get_running_loop()
+        self._writing = True
         write = loop.run_in_executor(None, batch.__exit__, None, None, None)
+        write.add_done_callback(self._written)
         try:
             await asyncio.shield(write)
         except asyncio.CancelledError:
@@ -96,6 +102,9 @@ class Checkpoints:
             await asyncio.wait([write])
             write.result()
             raise
+
+    def _written(self, _write: asyncio.Future[Any]) -> None:
+        self._writing = False
 
     def close(self) -> None:
         """Write what is pending now, on this thread (when the loop cannot await any more).
