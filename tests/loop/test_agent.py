@@ -316,12 +316,18 @@ def test_run_without_input_returns_at_once() -> None:
 
 def test_a_second_agent_does_not_install_the_invariant_companion_again() -> None:
     session = new_session()
-    before = len(session._hooks.validators)  # counting the installed checks
     Agent(session, Scripted([]))
-    once = len(session._hooks.validators)
+    once = len(session._hooks.validators)  # counting the installed checks
     Agent(session, Scripted([]))
-    assert once == before + 1
     assert len(session._hooks.validators) == once
+
+
+@pytest.mark.structure_free("the agent itself must install the companion")
+def test_an_agent_installs_the_invariant_companion_on_its_session() -> None:
+    session = new_session()
+    Agent(session, Scripted([]))
+    with pytest.raises(InvariantError, match="step/start in turn 1 but open turn is null"):
+        session.append("step/start", {"turn": 1, "step": 1})
 
 
 def test_the_companion_vetoes_what_breaks_structure_while_the_agent_runs() -> None:
