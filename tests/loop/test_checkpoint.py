@@ -129,30 +129,51 @@ def test_a_tool_call_is_on_disk_before_the_tool_runs(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-def test_the_durable_write_leaves_the_event_loop_free() -> None:
+class ThreadSink(GroupSink):
+    """Records the thread each durable write ran on."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__(delay)
+        self.threads: list[int] = []
+
+    def release(self, *, write: bool) -> None:
+        self.threads.append(threading.get_ident())
+        super().release(write=write)
+
+
+def test_with_other_tasks_on_the_loop_the_durable_write_leaves_it_free() -> None:
     session = new_session()
-    sink = GroupSink(delay=0.2)
+    sink = ThreadSink(delay=0.2)
     session.attach(sink)
     checkpoints = Checkpoints(session)
+    ticks = [0, 0]
 
-    async def main() -> int:
-        ticks = 0
+    async def tick(which: int) -> None:
+        while True:
+            await asyncio.sleep(0.01)
+            ticks[which] += 1
 
-        async def tick() -> None:
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.01)
-                ticks += 1
-
-        ticker = asyncio.ensure_future(tick())
+    async def main() -> None:
+        tickers = [asyncio.ensure_future(tick(0)), asyncio.ensure_future(tick(1))]
         checkpoints.append("turn/start", {"turn": 1})
         await checkpoints.durable()
-        ticker.cancel()
-        return ticks
+        for ticker in tickers:
+            ticker.cancel()
 
-    ticks = asyncio.run(main())
-    assert ticks >= 5  # the loop ran other tasks during the 200 ms write
+    asyncio.run(main())
+    assert min(ticks) >= 5  # the other tasks ran during the 200 ms write
     assert sink.writes == [["turn/start"]]
+    assert sink.threads[0] != threading.get_ident()
+
+
+def test_alone_on_the_loop_the_durable_write_needs_no_thread() -> None:
+    session = new_session()
+    sink = ThreadSink()
+    session.attach(sink)
+    agent = Agent(session, Scripted(["hi"]))
+    asyncio.run(agent.run("hello"))
+    assert sink.threads
+    assert set(sink.threads) == {threading.get_ident()}
 
 
 def test_a_detached_session_has_nothing_to_write() -> None:
@@ -198,6 +219,7 @@ def test_an_append_while_the_write_waits_for_its_thread_does_not_stall_the_check
         loop = asyncio.get_running_loop()
         loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
         busy = loop.run_in_executor(None, blocker.wait)  # the write waits behind this
+        others = [asyncio.ensure_future(asyncio.sleep(5)) for _ in range(2)]  # not alone
         checkpoints.append("turn/start", {"turn": 1})
         write = asyncio.ensure_future(checkpoints.durable())
         await asyncio.sleep(0.01)
@@ -208,6 +230,8 @@ def test_an_append_while_the_write_waits_for_its_thread_does_not_stall_the_check
         assert sink.writes == [["turn/start", "user/message"]]
         checkpoints.append("step/start", {"turn": 1, "step": 1})  # a new group commit
         await checkpoints.durable()
+        for other in others:
+            other.cancel()
 
     asyncio.run(main())
     assert sink.writes == [["turn/start", "user/message"], ["step/start"]]

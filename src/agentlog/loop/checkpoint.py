@@ -9,9 +9,12 @@ model request is sent, before a tool body runs, and at each step's and turn's en
 step costs three durable writes whatever its number of events. A failed checkpoint raises: no
 request is sent and no tool runs (fail-closed); the events stay queued for the next write.
 
-The durable write runs in a worker thread, so the event loop keeps serving other tasks (the
-tools of the step, a UI) during the fsync. A detached session has nothing to write: the
-checkpoints are no-ops.
+Where the write runs is measured, not assumed (``python -m benchmarks loop``): handing it to a
+worker thread costs a thread wake-up each way, which on a busy machine is more than the fsync
+itself. So when nothing else shares the event loop — the agent's own driver and the task that
+awaits it are all there is — the write runs on the loop's thread; when other tasks are there
+(running tools of the step, other agents, a server), it runs in a worker thread, and they keep
+running during the fsync. A detached session has nothing to write: the checkpoints are no-ops.
 
 Durability of the batch's events: not durable until the next checkpoint returns; a crash before
 it loses only them (the crash repair of spec/core.md §10.3 closes what the last durable write
@@ -29,6 +32,9 @@ from agentlog.session import Session
 from agentlog.values import JsonValue
 
 __all__ = ["Checkpoints"]
+
+_ALONE = 2
+"""Tasks on a loop an agent has to itself: its driver, and the task awaiting ``run()``."""
 
 
 class Checkpoints:
@@ -87,9 +93,12 @@ class Checkpoints:
         Raises:
             StoreError: the write failed; the events stay queued for the next write.
         """
-        batch, self._batch = self._batch, None
-        if batch is None:
+        if self._batch is None:
             return
+        if len(asyncio.all_tasks()) <= _ALONE:
+            self.close()  # nothing else would run meanwhile: no thread hand-off
+            return
+        batch, self._batch = self._batch, None
         self.durable_writes += 1
         loop = asyncio.get_running_loop()
         self._writing = True
