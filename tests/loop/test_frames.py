@@ -87,3 +87,19 @@ def test_events_a_compaction_appends_are_committed_frames_too() -> None:
     committed = [f.event.type for f in frames if isinstance(f, Committed)]
     assert "compaction/summary" in committed
     assert committed == [e.type for e in agent.session.events[-len(committed) :]]
+
+
+def test_an_attempt_whose_settlement_is_refused_ends_abandoned() -> None:
+    session = new_session()
+    agent = Agent(session, Scripted(["hello"]))
+
+    def refuse(_session: object, candidate: object) -> None:
+        if getattr(candidate, "type", None) == "assistant/message":
+            raise ValueError("refused by a validator")
+
+    session.add_validator(refuse)
+    frames = asyncio.run(collect(agent, "go"))
+    ended = [f for f in frames if isinstance(f, AttemptEnded)]
+    assert [(e.outcome, e.event_type) for e in ended] == [("abandoned", None)]
+    failed = [f for f in frames if isinstance(f, TurnFailed)]
+    assert "refused by a validator" in failed[0].error["message"]

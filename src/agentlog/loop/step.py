@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from agentlog.errors import AgentlogError, CompactionConfigError, CompactionError, ProviderError
-from agentlog.events import messages, payloads
+from agentlog.events import Event, messages, payloads
 from agentlog.loop.attempt import Attempt
 from agentlog.loop.dispatch import execute_tool_calls
 from agentlog.loop.frames import (
@@ -85,8 +85,8 @@ async def run_step(rt: Runtime, turn: int, step: int, *, starts_series: bool) ->
         failure = _failure(attempt)
         if failure is not None:
             records = attempt.records()
-            event = rt.append("assistant/attempt", payloads.assistant_attempt(turn, step, records))
-            _ended(rt, attempt.id, "committed", event.type, event.seq)
+            data = payloads.assistant_attempt(turn, step, records)
+            _settle(rt, attempt.id, "assistant/attempt", data)
             if await _recover(rt, turn, step, failure):
                 continue
             raise LlmFailed(failure)
@@ -98,9 +98,8 @@ async def run_step(rt: Runtime, turn: int, step: int, *, starts_series: bool) ->
     )  # fmt: skip
     if replay is not None:
         message["message"]["source"]["replayState"] = replay
-    event = rt.append("assistant/message", message, surface_op="append")
+    _settle(rt, attempt.id, "assistant/message", message)
     rt.overflow_retries = 0
-    _ended(rt, attempt.id, "committed", event.type, event.seq)
     if attempt.finish_kind == "max-tokens":
         return "max-tokens"
     calls = [block for block in blocks if block.get("type") == "tool-call"]
@@ -140,6 +139,18 @@ async def _stream(rt: Runtime, turn: int, step: int, request: ModelRequest) -> A
     return attempt
 
 
+def _settle(rt: Runtime, attempt_id: str, event_type: str, data: dict[str, Any]) -> Event:
+    """Append the event that settles an attempt (§4.5); tell listeners how it ended."""
+    surface_op = "append" if event_type == "assistant/message" else None
+    try:
+        event = rt.append(event_type, data, surface_op=surface_op)
+    except BaseException:
+        _ended(rt, attempt_id, "abandoned")
+        raise
+    _ended(rt, attempt_id, "committed", event.type, event.seq)
+    return event
+
+
 def _failure(attempt: Attempt) -> dict[str, Any] | None:
     """Why the attempt failed, or ``None`` for an answer (spec/plugins.md §4.8, §5.3)."""
     failure = attempt.failure
@@ -170,10 +181,11 @@ def _settle_cancelled(rt: Runtime, turn: int, step: int, attempt: Attempt) -> No
             turn=turn, step=step, stream=records, usage=attempt.usage,
         )  # fmt: skip
         data["interrupted"] = True
-        event = rt.append("assistant/message", data, surface_op="append")
+        _settle(rt, attempt.id, "assistant/message", data)
     else:
-        event = rt.append("assistant/attempt", payloads.assistant_attempt(turn, step, records))
-    _ended(rt, attempt.id, "committed", event.type, event.seq)
+        _settle(
+            rt, attempt.id, "assistant/attempt", payloads.assistant_attempt(turn, step, records)
+        )
 
 
 async def _recover(rt: Runtime, turn: int, step: int, failure: Mapping[str, Any]) -> bool:
