@@ -2,7 +2,7 @@
 
 Implements the Messages side of spec/plugins.md §5.1–§5.2 and the replay envelope of §5.5 over
 the derived messages of spec/core.md §2.3; ``Anthropic`` sends exactly what ``to_anthropic``
-returns, and ``agentlog messages --format anthropic`` prints it.
+returns.
 
 * The leading ``system`` messages become the request's ``system`` string. A system message
   later in the history (a prompt changed in place) and a developer message (tools added or

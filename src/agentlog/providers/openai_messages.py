@@ -2,7 +2,7 @@
 
 Implements the Chat Completions side of spec/plugins.md §5.1–§5.2 and §5.5 over the derived
 messages of spec/core.md §2.3 (``Session.derive_messages()``); ``OpenAIChat`` sends exactly
-what ``to_chat_completions`` returns, and ``agentlog messages --format openai`` prints it.
+what ``to_chat_completions`` returns.
 
 * ``system`` messages stay ``system``; a developer message (tools added or removed) becomes a
   ``system`` message naming them, since not every compatible server knows the ``developer``
