@@ -89,6 +89,20 @@ class JsonlContract(StoreContract):
                 assert depth == 3, path
                 assert path.name in ("session.lock", f"session.v4{self.suffix}"), path
 
+    def damage(self, tmp_path: Path, session_id: str, seq: int) -> bool:
+        path = Path(self.session_location(tmp_path, session_id) or "")
+        data = path.read_bytes()
+        if self.scheme == "jsonl":
+            lines = data.splitlines(keepends=True)
+            lines[seq + 1] = b"garbage\n"
+            path.write_bytes(b"".join(lines))
+            return True
+        start, end = scan_frames(data).frames[seq + 1]  # one frame per durable append
+        damaged = bytearray(data)
+        damaged[(start + end) // 2] ^= 0x40
+        path.write_bytes(bytes(damaged))
+        return True
+
     def tear_tail(self, tmp_path: Path, session_id: str) -> bool:
         path = Path(self.session_location(tmp_path, session_id) or "")
         line = b'{"type":"turn/end","seq":99,"time":%d,"data":{"turn":2}}\n' % CLOCK
@@ -252,7 +266,8 @@ def test_a_failed_append_is_rolled_back_and_the_retry_has_no_gap(
         with pytest.raises(StoreError) as failed:
             session.append("turn/start", {"turn": 2})
         assert str(failed.value) == (
-            f'append to "{path}" failed and was rolled back: [Errno 5] injected I/O error'
+            f'session "s1": append to "{path}" failed and was rolled back: I/O error ([Errno 5] '
+            "injected I/O error)"
         )
         assert failed.value.path == str(path)
         assert path.read_bytes() == before

@@ -17,9 +17,15 @@ import pytest
 import zstandard
 
 from agentlog import messages as m
-from agentlog.errors import ConcurrentWriteError, CorruptLog, SessionAlreadyExists, StoreError
+from agentlog.errors import (
+    ConcurrentWriteError,
+    CorruptLog,
+    SessionAlreadyExists,
+    SessionLocked,
+    StoreError,
+)
 from agentlog.stores import Backend, Store, open_backend, open_store
-from agentlog.stores.sqlite import _SCHEMA, APPLICATION_ID, SCHEMA_VERSION, SqliteBackend
+from agentlog.stores.sqlite import _SCHEMA, APPLICATION_ID, SCHEMA_VERSION, SqliteBackend, _NoLease
 from agentlog.values import dumps
 from tests.stores.contract import (
     StoreContract,
@@ -65,6 +71,17 @@ class TestSqlite(StoreContract):
 
     def raw_location(self, tmp_path: Path, session_id: str) -> str | None:
         return str(db_path(tmp_path))
+
+    def damage(self, tmp_path: Path, session_id: str, seq: int) -> bool:
+        db = raw(db_path(tmp_path))
+        try:
+            db.execute(
+                "UPDATE agentlog_events SET data = '{not json' WHERE session_id = ? AND seq = ?",
+                (session_id, seq),
+            )
+        finally:
+            db.close()
+        return True
 
 
 def open_db(tmp_path: Path, **options: Any) -> Store:
@@ -185,7 +202,9 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"not a database, just text " * 200)
     with pytest.raises(StoreError) as refused:
         open_db(tmp_path)
-    assert str(refused.value) == f'SQLite store "{path}": DatabaseError: file is not a database'
+    assert str(refused.value) == (
+        f'SQLite store "{path}": not a database file (file is not a database)'
+    )
     assert isinstance(refused.value.__cause__, sqlite3.DatabaseError)
     assert path.read_bytes() == b"not a database, just text " * 200
 
@@ -277,28 +296,35 @@ def test_damaged_rows_are_reported_and_left_alone(tmp_path: Path, sql: str, what
 # --- two writers (spec/persistence.md §8 row 33) --------------------------------------------
 
 
-def test_a_stale_writer_is_fenced_off(tmp_path: Path) -> None:
+def test_a_second_writer_is_locked_out_and_a_stale_append_is_fenced_off(tmp_path: Path) -> None:
+    """The lock keeps a second writer out; should one get past it anyway (a store that lost
+    its lock file), the stored-tail check still refuses its stale append."""
     with open_db(tmp_path) as first_store, open_db(tmp_path) as second_store:
         with first_store.create("s1") as session:
             one_turn(session)
-        first = first_store.open("s1")  # SQLite takes no lock: both may open
-        second = second_store.open("s1")
-        assert first.seq == second.seq
+        first = first_store.open("s1")
+        with pytest.raises(SessionLocked) as refused:
+            second_store.open("s1")
+        lock = db_path(tmp_path).with_name("sessions.db.locks")
+        assert str(refused.value).startswith(
+            f'session "s1" is open for writing by another writer (lock "{lock}/'
+        )
         seq = first.seq
         first.append("turn/start", {"turn": 2})
-        with pytest.raises(ConcurrentWriteError) as refused:
-            second.append("turn/start", {"turn": 2})
-        assert str(refused.value) == (
+        backend = open_backend(f"sqlite:///{db_path(tmp_path)}")
+        try:
+            assert isinstance(backend, SqliteBackend)
+            event = {"type": "turn/start", "seq": seq, "time": 0, "data": {"turn": 2}}
+            with pytest.raises(ConcurrentWriteError) as fenced:
+                backend.append(_NoLease(), dict(first.header), [event], next_seq=seq)
+        finally:
+            backend.close()
+        assert str(fenced.value) == (
             f'session "s1" append starts at seq {seq}, stored next seq is {seq + 1}'
         )
-        assert (refused.value.expected_seq, refused.value.stored_seq) == (seq, seq + 1)
-        assert second.seq == seq  # the loser's session did not take the event
+        assert (fenced.value.expected_seq, fenced.value.stored_seq) == (seq, seq + 1)
         first.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
         first.close()
-        second.close()
-        events = first_store.inspect("s1").events
-        assert wire(events)[: first.seq] == wire(first.events)
-        assert len(events) == first.seq + 1  # + the end-seed marker an inspect adds
         rows = dump(db_path(tmp_path))["agentlog_events"]
         assert [row[1] for row in rows] == list(range(first.seq))
 
@@ -308,9 +334,11 @@ def test_materializing_the_same_id_twice_is_refused(tmp_path: Path) -> None:
         first = first_store.create("s1")
         second = second_store.create("s1")  # neither is stored yet
         first.append("turn/start", {"turn": 1})
-        with pytest.raises(SessionAlreadyExists, match='session "s1" already exists'):
+        with pytest.raises(SessionLocked):
             second.append("turn/start", {"turn": 1})
         first.close()
+        with pytest.raises(SessionAlreadyExists, match='session "s1" already exists'):
+            second.append("turn/start", {"turn": 1})
         second.close()
         assert len(dump(db_path(tmp_path))["agentlog_events"]) == 1
 
@@ -321,7 +349,7 @@ def test_materializing_the_same_id_twice_is_refused(tmp_path: Path) -> None:
 def test_driver_errors_surface_as_store_errors(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(StoreError, match=r"FileExistsError|NotADirectoryError") as refused:
+    with pytest.raises(StoreError, match=r"already exists|not a directory") as refused:
         open_store(f"sqlite:///{blocker / 'sessions.db'}")
     assert isinstance(refused.value.__cause__, OSError)
     directory = tmp_path / "directory.db"

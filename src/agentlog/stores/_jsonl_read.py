@@ -34,7 +34,7 @@ from agentlog.stores.recovery import (
 )
 from agentlog.values import loads
 
-__all__ = ["read_transcript"]
+__all__ = ["read_transcript", "well_formed_lines"]
 
 _logger = logging.getLogger("agentlog.stores")
 
@@ -175,7 +175,7 @@ def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
                 location=location,
                 line=lines_read + bad[0] + 1,
                 seq=len(events),
-                following=_well_formed_lines(after) + _lines_after(data, frame_end),
+                following=well_formed_lines(after) + _lines_after(data, frame_end),
                 what="corrupt Zstandard session log",
             )
         lines_read += len(lines)
@@ -247,10 +247,11 @@ def _frame_damage(
 
 def _lines_after(data: bytes, start: int) -> int:
     """How many well-formed lines the valid frames after byte ``start`` hold."""
-    return sum(_well_formed_lines(text.split(b"\n")[:-1]) for text in later_frames(data, start))
+    frames = later_frames(data, start)
+    return sum(well_formed_lines(text.split(b"\n")[:-1]) for _, _, text in frames)
 
 
-def _well_formed_lines(lines: Iterable[bytes]) -> int:
+def well_formed_lines(lines: Iterable[bytes]) -> int:
     """How many of ``lines`` are whole JSON records."""
     count = 0
     for line in lines:

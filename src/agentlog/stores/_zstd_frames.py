@@ -198,8 +198,8 @@ def recover_torn_frame(fragment: bytes) -> bytes:
         return b""
 
 
-def later_frames(data: bytes, start: int) -> Iterator[bytes]:
-    """The plaintexts of the valid frames that lie anywhere after byte ``start``.
+def later_frames(data: bytes, start: int) -> Iterator[tuple[int, int, bytes]]:
+    """``(start, end, plaintext)`` of each valid frame that lies anywhere after byte ``start``.
 
     Used only once a log is known to be damaged at ``start``: it tells a torn final frame
     (nothing valid after it) from a damaged one that committed frames follow. Each occurrence of
@@ -219,7 +219,7 @@ def later_frames(data: bytes, start: int) -> Iterator[bytes]:
             except zstandard.ZstdError:
                 plaintext = None
             if plaintext is not None and stream.eof and not stream.unused_data:
-                yield plaintext
+                yield position, end, plaintext
                 position = data.find(_MAGIC, end)
                 continue
         position = data.find(_MAGIC, position + 1)
