@@ -387,7 +387,7 @@ class SqliteBackend(Backend):
     @staticmethod
     def _decode(seq: int, column: str, text: object) -> Any:
         if not isinstance(text, str | bytes):
-            what = "NULL" if text is None else f"a {type(text).__name__}"
+            what = {int: "an integer", float: "a real number"}.get(type(text), "NULL")
             raise _BadRow(seq, f"{column} is {what}, not JSON text")
         try:
             return loads(text)
