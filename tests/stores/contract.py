@@ -16,6 +16,7 @@ companion (``tests/conftest.py``), so the logs here have real turn and step stru
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import signal
@@ -86,6 +87,56 @@ print("holding", flush=True)
 time.sleep(60)
 """
 """A writer in another process: it creates ``s1``, appends, and holds it until killed."""
+
+_FILLER = """
+import hashlib, json, os, resource, signal, sys
+sys.path.insert(0, sys.argv[3])
+from pathlib import Path
+from agentlog import messages as m, thaw
+from agentlog.stores import open_backend, open_store
+
+def state():
+    # The stored events, and the bytes of every file but SQLite's WAL and shared memory (a
+    # failed transaction may leave uncommitted frames in the WAL, which no reader ever reads).
+    files = [p for p in Path(sys.argv[2]).rglob("*") if p.is_file() and ".locks" not in str(p)]
+    digests = {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in files
+        if not p.name.endswith(("-wal", "-shm"))
+    }
+    backend = open_backend(sys.argv[1])
+    try:
+        return [digests, [thaw(event) for event in backend.read("s1").events]]
+    finally:
+        backend.close()
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
+store = open_store(sys.argv[1])
+session = store.create("s1")
+session.append("turn/start", {"turn": 1})
+session.append("user/message", m.user("short"), surface_op="append")
+big = m.user(os.urandom(150_000).hex())  # incompressible: no store can make it small
+largest = max(p.stat().st_size for p in Path(sys.argv[2]).rglob("*") if p.is_file())
+_, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+before = state()
+resource.setrlimit(resource.RLIMIT_FSIZE, (largest + 4096, hard))
+try:
+    session.append("user/message", big, surface_op="append")
+except Exception as exc:
+    cause = next((c for c in ("disk full", "file too large", "I/O error") if c in str(exc)), None)
+    report = {"error": type(exc).__name__, "message": str(exc), "cause": cause}
+else:
+    report = {"error": None}
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+report.update(seq=session.seq, state=state(), state_before=before)
+print(json.dumps(report), flush=True)
+session.append("user/message", big, surface_op="append")
+session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+print(json.dumps({"seq": session.seq}), flush=True)
+session.close()
+store.close()
+"""
+"""A writer that hits a real write failure (RLIMIT_FSIZE), reports it, then goes on."""
 
 HOSTILE_IDS = (
     "../x",
@@ -992,6 +1043,40 @@ class StoreContract(ABC):
                 holder.wait()
             if holder.stdout is not None:
                 holder.stdout.close()
+
+    # --- storage failures -------------------------------------------------------------------
+
+    def test_a_full_disk_fails_the_append_names_the_cause_and_changes_nothing(
+        self, tmp_path: Path, stores: Callable[..., Store]
+    ) -> None:
+        """A real write failure: the writer process may not grow a file past ``RLIMIT_FSIZE``
+        (the kernel's EFBIG, which SQLite reports as a full disk). The append fails with the
+        cause in words, the log is as it was, and once the limit is lifted (the cause fixed)
+        the same session appends again."""
+        url = self.store_url(tmp_path)
+        if url is None:
+            pytest.skip("this store writes no files")
+        completed = subprocess.run(
+            [sys.executable, "-c", _FILLER, url, str(tmp_path), str(ROOT)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        report = [json.loads(line) for line in completed.stdout.splitlines()]
+        failed, retried = report
+        assert failed["error"] == "StoreError", failed
+        assert "cannot rollback" not in failed["message"]
+        assert failed["cause"] in ("disk full", "file too large"), failed
+        assert 'session "s1"' in failed["message"], failed
+        assert failed["seq"] == 2
+        assert failed["state"] == failed["state_before"]  # nothing half-written
+        assert retried == {"seq": 4}
+        with stores().open("s1") as reopened:
+            assert [event.type for event in reopened.events] == [
+                "turn/start", "user/message", "user/message", "turn/end", "session/end-seed"
+            ]  # fmt: skip
 
     # --- repair ----------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ fenced by the stored-tail check; and no ``sqlite3`` exception ever leaks (STYLE.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import stat
 from pathlib import Path
@@ -395,3 +396,61 @@ def test_an_in_memory_database_is_a_private_store() -> None:
         assert [info.id for info in store.list()] == ["s1"]
     with open_store("sqlite:///:memory:") as other:
         assert other.list() == []
+
+
+def test_a_full_database_reports_the_cause_not_a_failed_rollback(tmp_path: Path) -> None:
+    """Issue 10, repro 5: SQLITE_FULL (here from ``max_page_count``, SQLite's own limit) used to
+    surface as "cannot rollback - no transaction is active", the real error only in
+    ``__context__``. The append fails with the cause, and the session goes on once it is fixed."""
+    with open_db(tmp_path) as store:
+        session = store.create("s1")
+        session.append("turn/start", {"turn": 1})
+        backend = store._backend  # the connection the store writes with
+        assert isinstance(backend, SqliteBackend)
+        pages = backend._db.execute("PRAGMA page_count").fetchone()[0]
+        backend._db.execute(f"PRAGMA max_page_count = {pages}")
+        before = dump(db_path(tmp_path))
+        big = m.user(os.urandom(100_000).hex())  # incompressible
+        with pytest.raises(StoreError) as failed:
+            session.append("user/message", big, surface_op="append")
+        assert str(failed.value) == (
+            f'SQLite store "{db_path(tmp_path)}" (session "s1"): disk full (database or disk is '
+            "full)"
+        )
+        assert isinstance(failed.value.__cause__, sqlite3.OperationalError)
+        assert (failed.value.session_id, failed.value.path) == ("s1", str(db_path(tmp_path)))
+        assert session.seq == 1
+        assert dump(db_path(tmp_path)) == before
+        backend._db.execute("PRAGMA max_page_count = 1073741823")  # the cause is fixed
+        session.append("user/message", big, surface_op="append")
+        session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+        session.close()
+        assert [event.seq for event in store.inspect("s1").events] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "driver_error",
+    [
+        sqlite3.Error,
+        sqlite3.DatabaseError,
+        sqlite3.OperationalError,
+        sqlite3.IntegrityError,
+        sqlite3.DataError,
+        sqlite3.InternalError,
+        sqlite3.NotSupportedError,
+        sqlite3.ProgrammingError,
+        sqlite3.InterfaceError,
+    ],
+)
+def test_every_driver_error_class_is_mapped_once_at_the_boundary(
+    tmp_path: Path, driver_error: type[Exception]
+) -> None:
+    """STYLE.md §16: no ``sqlite3`` exception leaves the backend."""
+    with open_db(tmp_path) as store:
+        backend = store._backend
+        assert isinstance(backend, SqliteBackend)
+        with pytest.raises(StoreError) as mapped, backend._errors("s1"):
+            raise driver_error("boom")
+        assert str(mapped.value).startswith(f'SQLite store "{db_path(tmp_path)}" (session "s1"): ')
+        assert "boom" in str(mapped.value)
+        assert mapped.value.__cause__ is not None

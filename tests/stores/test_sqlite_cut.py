@@ -62,7 +62,9 @@ def test_damaged_rows_and_rows_no_log_can_hold_are_removed_and_counted(tmp_path:
     with open_store(url) as store:
         with pytest.raises(CorruptLog, match=r"event row seq 0: seq gap \(expected 0, got -3\)"):
             store.inspect("s1")
-        with pytest.raises(CorruptLog, match=r"row seq 4 is damaged \(data is an integer, not JSON"):
+        with pytest.raises(
+            CorruptLog, match=r"row seq 4 is damaged \(data is an integer, not JSON"
+        ):
             store.repair("s1", cut_at=5)
         result = store.repair("s1", cut_at=4)
         assert (result.removed, result.damaged) == (2, 1)
