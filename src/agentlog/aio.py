@@ -25,7 +25,7 @@ from typing import Any
 
 from agentlog.events import Event
 from agentlog.session import EventLog, Observer, Session, Surface, Validator
-from agentlog.stores import SessionInfo, Store
+from agentlog.stores import RepairResult, SessionInfo, Store
 from agentlog.stores import open_store as _open_store
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 from agentlog.values import JsonValue
@@ -93,6 +93,10 @@ class AsyncStore:
     ) -> AsyncSession:
         """Fork a stored (or open) session after ``boundary`` into a new persisted child."""
         return AsyncSession(await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id))
+
+    async def repair(self, session_id: str, *, cut_at: int) -> RepairResult:
+        """Cut a stored log at seq ``cut_at``: the explicit way past ``CorruptLog``."""
+        return await asyncio.to_thread(self.sync.repair, session_id, cut_at=cut_at)
 
     async def flush(self) -> None:
         """Make every appended event of every open session durable."""
