@@ -104,3 +104,15 @@ def test_list_escapes_ids_that_would_break_its_output(tmp_path: Path) -> None:
     code, output = run("list", "--store", url)
     assert code == 0, output
     assert [line.split("  ")[0] for line in output.splitlines()] == ["plain", "'line\\nbreak'"]
+
+
+def test_list_escapes_an_id_no_terminal_can_print(tmp_path: Path) -> None:
+    """Issue 10, repro 6: a transcript whose header id is a lone surrogate (no store accepts
+    it now, but a foreign file can hold it) made ``list`` crash with UnicodeEncodeError."""
+    directory = tmp_path / "store" / "_no-cwd" / "odd"
+    directory.mkdir(parents=True)
+    header = b'{"type":"session","version":4,"id":"\\ud800","createdAt":0,"delegationDepth":0}\n'
+    (directory / "session.v4.jsonl").write_bytes(header)
+    code, output = run("list", "--store", f"jsonl:///{tmp_path}/store")
+    assert code == 0, output
+    assert output.splitlines() == ["'\\ud800'  v4  -"]
