@@ -284,12 +284,18 @@ class MigrationRefused(FormatVersionError):
 
 
 class CorruptLog(StoreError, ValueError):
-    """Stored bytes are damaged before the last complete turn (or inside a checksummed frame).
+    """Stored data is damaged: more than an incomplete final record (a torn tail) is wrong.
+
+    Nothing was changed; ``Store.repair(session_id, cut_at=error.seq)`` cuts the log there.
 
     Attributes:
         line: The 1-based line (JSONL) or row (SQL) where the damage was found, when known.
         offset: The byte offset, for damage found in a compressed frame.
+        seq: The seq the damaged record holds the place of (where a repair would cut).
+        following: How many well-formed records follow the damage (a cut removes them too).
     """
 
     line: int | None = None
     offset: int | None = None
+    seq: int | None = None
+    following: int | None = None

@@ -18,7 +18,7 @@ from rich.console import Console
 from agentlog.cli.chat import chat
 from agentlog.cli.demo import demo
 from agentlog.cli.migrate import describe, file_store, migrated_location
-from agentlog.cli.render import render_events, render_session
+from agentlog.cli.render import render_events, render_session, shown_id
 from agentlog.errors import AgentlogError
 from agentlog.events import render_event_catalog
 from agentlog.formats import FORMAT_VERSION
@@ -93,8 +93,8 @@ def list_sessions(
             )
         return
     for info in infos:
-        parent = f"  (fork of {info.parent_session})" if info.parent_session else ""
-        typer.echo(f"{info.id}  v{info.version}  {info.cwd or '-'}{parent}")
+        parent = f"  (fork of {shown_id(info.parent_session)})" if info.parent_session else ""
+        typer.echo(f"{shown_id(info.id)}  v{info.version}  {info.cwd or '-'}{parent}")
 
 
 @app.command()
@@ -221,3 +221,6 @@ def catalog() -> None:
     Example: agentlog catalog
     """
     typer.echo(render_event_catalog(), nl=False)
+
+
+from agentlog.cli import repair as _repair  # noqa: E402, F401  # registers `agentlog repair`

@@ -11,7 +11,28 @@ from rich.text import Text
 
 from agentlog import Event, Session, fold_surface
 
-__all__ = ["render_events", "render_log", "render_messages", "render_session", "render_surface"]
+__all__ = [
+    "render_events",
+    "render_log",
+    "render_messages",
+    "render_session",
+    "render_surface",
+    "shown_id",
+]
+
+
+def shown_id(session_id: str) -> str:
+    """A session id for terminal output: as it is when that is safe, else ``!r``-escaped.
+
+    An id with a control character, a space or a quote, or one that looks empty, is shown
+    quoted and escaped, so no id can break a line or a column, or pass for another one.
+    """
+    plain = (
+        session_id.isprintable()
+        and not any(character.isspace() or character in "'\"\\" for character in session_id)
+        and session_id != ""
+    )
+    return session_id if plain else repr(session_id)
 
 
 def _snippet(text: str, width: int = 60) -> str:
