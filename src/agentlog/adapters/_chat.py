@@ -24,7 +24,7 @@ __all__ = ["from_chat_messages", "to_chat_messages"]
 
 
 def _content(blocks: Sequence[Mapping[str, Any]], where: str) -> str | list[dict[str, Any]]:
-    texts = []
+    texts: list[str] = []
     for index, block in enumerate(blocks):
         if block.get("type") != "text":
             raise ConversionError(
@@ -131,7 +131,7 @@ def from_chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, 
         where = f"chat message {index} ({role})"
         content = _blocks(message.get("content"), where)
         if role in ("system", "developer", "user"):
-            result.append(role_message(role, content))  # type: ignore[arg-type]  # checked
+            result.append(role_message(role, content))
         elif role == "tool":
             result.append(tool_message(message["tool_call_id"], content))
         elif role == "assistant":

@@ -252,8 +252,9 @@ class _Batch:
         if kind == "output":
             self._output(item)
         elif kind == "user":
-            message: Any = role_message("user", text_blocks(item.get("content"), where=where,
-                                                            strict=False))  # fmt: skip
+            message: Any = role_message(
+                "user", text_blocks(item.get("content"), where=where, strict=False)
+            )
             message[ITEMS_KEY] = [item]
             self.session.append("user/message", message, surface_op="append")
         else:
@@ -282,10 +283,13 @@ class _Batch:
                 call_id = block["id"]
                 self.log.open_calls[call_id] = (block["name"], block["arguments"])
                 if dispatch:
-                    self.pending[call_id] = self._dispatch(call_id, block["name"], block["arguments"])
+                    self.pending[call_id] = self._dispatch(
+                        call_id, block["name"], block["arguments"]
+                    )
 
     def _dispatch(self, call_id: str, name: str, arguments: str) -> int:
-        assert self.turn is not None and self.step is not None
+        assert self.turn is not None
+        assert self.step is not None
         data = {"turn": self.turn, "step": self.step, "callId": call_id}
         event = self.session.append("tool/call", {**data, "name": name, "arguments": arguments})
         self.log.call_seqs[call_id] = event.seq
@@ -308,8 +312,12 @@ class _Batch:
         else:  # left open by an earlier write: dispatched again in this step
             earlier = self.log.call_seqs.get(call_id)
             name, arguments = self.log.open_calls[call_id]
-            cited.extend([*([earlier] if earlier is not None else []),
-                          self._dispatch(call_id, name, arguments)])  # fmt: skip
+            cited.extend(
+                [
+                    *([earlier] if earlier is not None else []),
+                    self._dispatch(call_id, name, arguments),
+                ]
+            )
         data = {"turn": turn, "step": step, "message": tool_message(call_id, content)}
         self.session.append(
             "tool/result", {**data, ITEMS_KEY: [item]}, surface_op="append", source_event_seqs=cited
@@ -320,8 +328,12 @@ class _Batch:
         """Replace the surface span ``start..end`` with an empty system message citing it."""
         self.flush()
         turn, step = self._in_step()
-        message = {"id": str(uuid.uuid4()), "role": "system", "content": [],
-                   "source": {"kind": "system-prompt"}}  # fmt: skip
+        message = {
+            "id": str(uuid.uuid4()),
+            "role": "system",
+            "content": [],
+            "source": {"kind": "system-prompt"},
+        }
         self.session.append(
             "system/message",
             {"turn": turn, "step": step, "message": message, REMOVED_KEY: reason},

@@ -101,7 +101,7 @@ def classify(item: Any) -> ItemKind:
     item_type = item.get("type")
     role = item.get("role")
     if item_type in (None, "message") and role in _ROLES:
-        return "model" if role == "assistant" else role  # type: ignore[no-any-return]
+        return "model" if role == "assistant" else role
     if item_type in _MODEL_TYPES:
         return "model"
     if item_type in OUTPUT_CALL_TYPES and isinstance(item.get("call_id"), str):
@@ -184,7 +184,9 @@ def model_blocks(item: Mapping[str, Any], *, where: str, strict: bool) -> list[d
     if item_type == "function_call" or (not strict and item_type in CALL_OUTPUT_TYPES):
         call_id, name = item.get("call_id"), item.get("name") or item_type
         if isinstance(call_id, str) and isinstance(name, str):
-            return [{"type": "tool-call", "id": call_id, "name": name, "arguments": _arguments(item)}]
+            return [
+                {"type": "tool-call", "id": call_id, "name": name, "arguments": _arguments(item)}
+            ]
     if strict:
         raise ConversionError(f"{where} ({item_type!r}) has no agentlog message form")
     return []
@@ -280,7 +282,9 @@ def message_items(message: Mapping[str, Any], *, strict: bool = True) -> list[di
     if role == "tool":
         texts = _texts(content, role, strict)
         output: Any = texts[0] if len(texts) == 1 else [_part("input_text", t) for t in texts]
-        return [{"type": "function_call_output", "call_id": message["toolCallId"], "output": output}]
+        return [
+            {"type": "function_call_output", "call_id": message["toolCallId"], "output": output}
+        ]
     if role in ("user", "system", "developer"):
         parts = [_part("input_text", text) for text in _texts(content, role, strict)]
         return [{"type": "message", "role": role, "content": parts}]

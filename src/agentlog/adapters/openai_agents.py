@@ -265,4 +265,3 @@ async def _settled(work: Awaitable[_T]) -> _T:
     if cancelled is not None:
         raise cancelled
     return result
-
