@@ -187,7 +187,7 @@ class AgentlogSession:
         lock.acquire()
         try:
             await compact(self._log.session, _Unlocked(summarizer, lock))
-            self._log.resync()
+            self._log.state.resync()
         finally:
             lock.release()
 
