@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from agentlog import messages as m
 
-TEXT = st.text(max_size=12)
+TEXT = st.text(max_size=12) | st.text(min_size=64, max_size=80)
+"""Short texts, and some long enough for a session to keep them only in the message."""
 IDS = st.text(alphabet="abcdefgh0123456789", min_size=1, max_size=8)
 NAMES = st.sampled_from(["bash", "read_file", "add", "search"])
 ARGUMENTS = st.sampled_from(['{"a":1}', "{}", '{"path":"README.md"}', "not json"])

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentlog import EventRejected, expand, history_problems, open_store
+from agentlog import EventRejected, Session, expand, history_problems, open_store
 from agentlog.adapters._item_log import ItemLog, freeze_items
 from agentlog.stores import Store
 from tests.adapters.strategies import any_item, conversation
@@ -176,3 +176,22 @@ def test_items_are_fresh_copies() -> None:
     add(log, USER)
     log.items(None)[0]["content"] = "changed"
     assert log.items(None) == [USER]
+
+
+def test_a_long_prompt_is_stored_once_and_comes_back_exactly() -> None:
+    prompt = {"role": "user", "content": "please " * 100}
+    output = {
+        "type": "function_call_output",
+        "call_id": "c1",
+        "output": [{"type": "input_text", "text": "line " * 50}],
+    }
+    log = fresh()
+    add(log, prompt, fc("c1"), output)
+    user = log.session.event_at(log.session.surface.nodes[0])
+    assert user.data["responseItems"] == [{"role": "user", "content": None}]
+    assert user.data["elidedText"] == [[0, 0, "content"]]
+    result = log.session.event_at(log.session.surface.nodes[-1])
+    assert result.data["elidedText"] == [[0, 0, "output", 0, "text"]]
+    assert log.items(None) == [prompt, fc("c1"), output]
+    reread = ItemLog(Session.from_events("copy", log.session.events[:]))  # a replay
+    assert reread.items(None) == [prompt, fc("c1"), output]

@@ -9,7 +9,9 @@ derive a provider-valid history (spec/core.md §2.4, §5, §10.3, §11), on top 
   one ``assistant/message``, as the model produced it, so parallel calls and their outputs pair
   up; outputs, user, system and developer messages are one event each;
 * every event that stands for items keeps them exactly, under ``responseItems`` (for a
-  ``user/message`` in the message itself, which is its data);
+  ``user/message`` in the message itself, which is its data); a long string an item shares
+  with the message (a prompt, an output, a reply) is kept once, in the message: the item holds
+  ``null`` there and ``elidedText`` lists ``[item, block, *path]`` to put it back from;
 * removing items (``pop``, ``clear``, a compaction's replacement) shadows nodes with cited
   replaces; the originals stay in the log.
 
@@ -41,10 +43,14 @@ from agentlog.events import Event
 from agentlog.session import Session
 from agentlog.values import snapshot, thaw
 
-__all__ = ["ITEMS_KEY", "ItemLog", "freeze_items"]
+__all__ = ["ELIDED_KEY", "ITEMS_KEY", "MIN_ELIDED", "ItemLog", "freeze_items"]
 
 ITEMS_KEY: Final = "responseItems"
 """Where an event keeps the items it stands for, exactly as the SDK gave them."""
+ELIDED_KEY: Final = "elidedText"
+"""Strings of the items kept only in the message: ``[[item, block, *path], ...]``."""
+MIN_ELIDED: Final = 64
+"""Shorter strings are kept in both places (eliding them saves less than it costs)."""
 _WHERE: Final = "session item"
 
 
@@ -115,8 +121,13 @@ class ItemLog:
         self._done = len(nodes)
 
     def _node_items(self, event: Event) -> Sequence[Any]:
-        items = event.data.get(ITEMS_KEY)
+        data = event.data
+        items = data.get(ITEMS_KEY)
         if items is not None:
+            elided = data.get(ELIDED_KEY)
+            if elided:
+                message = self.session.derive_event_message(event)
+                items = _restored(items, elided, message["content"] if message else ())
             for item in items:
                 if isinstance(item, Mapping) and item.get("type") in CALL_OUTPUT_TYPES:
                     self._call_types[item.get("call_id")] = item["type"]  # type: ignore[index]
@@ -185,27 +196,106 @@ class _ItemBatch(Batch):
             self.group.append(item)
             return
         self.flush()
-        extra = {ITEMS_KEY: [item]}
         if kind == "output":
             content = output_text(item, where=_WHERE, strict=False)
-            self.add(tool_message(output_call_id(item), content), extra)
+            message = tool_message(output_call_id(item), content)
         else:
             content = text_blocks(item.get("content"), where=_WHERE, strict=False)
-            self.add(role_message(kind, content), extra)
+            message = role_message(kind, content)
+        self.add(message, _kept([item], [content]))
 
     def flush(self, *, dispatch: bool = True) -> None:
         """Append the gathered model output as one assistant message."""
         if not self.group:
             return
         items, self.group = self.group, []
-        blocks = [
-            block
+        per_item = [
+            model_blocks(item, where=_WHERE, strict=False) if classify(item) == "model" else []
             for item in items
-            if classify(item) == "model"
-            for block in model_blocks(item, where=_WHERE, strict=False)
         ]
-        self.add(assistant_message(blocks), {ITEMS_KEY: items}, dispatch=dispatch)
+        blocks = [block for item_blocks in per_item for block in item_blocks]
+        self.add(assistant_message(blocks), _kept(items, per_item), dispatch=dispatch)
 
     def remove(self, start: int, end: int, reason: str, *, cited: Iterable[int] = ()) -> None:
         self.flush()
         super().remove(start, end, reason, cited=cited)
+
+
+def _kept(items: Sequence[Any], blocks: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
+    """The event keys that keep ``items`` (whose message blocks are ``blocks``, item by item).
+
+    A long string at ``content``, ``output`` or ``content[i].text`` / ``summary[i].text`` that
+    equals the text of one of the item's blocks is replaced by ``None`` and listed in
+    ``elidedText``; everything else is kept as is.
+    """
+    kept: list[Any] = []
+    elided: list[list[Any]] = []
+    offset = 0
+    for index, (item, own) in enumerate(zip(items, blocks, strict=True)):
+        texts: dict[str, int] = {}
+        for k, block in enumerate(own, offset):
+            text = block.get("text")
+            if isinstance(text, str) and len(text) >= MIN_ELIDED:
+                texts.setdefault(text, k)
+        offset += len(own)
+        skeleton = item
+        for path in _text_paths(item) if texts else ():
+            found = texts.get(_at(item, path))
+            if found is not None:
+                skeleton = _put(skeleton, path, None)
+                elided.append([index, found, *path])
+        kept.append(skeleton)
+    return {ITEMS_KEY: kept, ELIDED_KEY: elided} if elided else {ITEMS_KEY: kept}
+
+
+def _text_paths(item: Any) -> list[tuple[Any, ...]]:
+    """Where an item may hold text its message shows."""
+    if not isinstance(item, Mapping):
+        return []
+    paths: list[tuple[Any, ...]] = []
+    for key in ("content", "output", "summary"):
+        value = item.get(key)
+        if isinstance(value, str):
+            paths.append((key,))
+        elif isinstance(value, list):
+            paths += [
+                (key, i, "text")
+                for i, part in enumerate(value)
+                if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+            ]
+    return paths
+
+
+def _at(value: Any, path: Sequence[Any]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _put(value: Any, path: Sequence[Any], new: Any) -> Any:
+    """``value`` with ``new`` at ``path``: copies along the path, shares everything else."""
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, Mapping):
+        return {**value, head: _put(value[head], rest, new)}
+    copy = list(value)
+    copy[head] = _put(copy[head], rest, new)
+    return copy
+
+
+def _restored(
+    items: Sequence[Any], elided: Sequence[Sequence[Any]], content: Sequence[Mapping[str, Any]]
+) -> list[Any]:
+    """``items`` with their elided strings put back from the message's ``content``.
+
+    A block rewritten since (a pruned tool output) gives its new text; one no longer there
+    gives the message's text blocks joined.
+    """
+    restored = list(items)
+    for index, block, *path in elided:
+        text = content[block].get("text") if block < len(content) else None
+        if not isinstance(text, str):
+            text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
+        restored[index] = _put(restored[index], path, text)
+    return restored
