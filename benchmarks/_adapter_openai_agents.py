@@ -32,7 +32,7 @@ HISTORY_TURNS = 10_000
 TARGET = 1.0
 
 
-def turn_items(rng: random.Random, n: int) -> list[dict[str, Any]]:
+def turn_items(rng: random.Random, n: int) -> list[Any]:
     """One runner turn as items: ~3 KB prompt, a call, a ~5 KB output, a ~1 KB reply."""
 
     def words(count: int) -> str:
@@ -127,7 +127,7 @@ def bench_get_items(directory: Path, loop: asyncio.AbstractEventLoop) -> list[Be
     template = [turn_items(rng, n) for n in range(50)]
     url = f"sqlite:///{directory}/agentlog-get.db"
     ours = AgentlogSession("get", url)
-    theirs = SQLiteSession("get", directory / "sdk-get.db")
+    theirs: Any = SQLiteSession("get", directory / "sdk-get.db")
     started = time.perf_counter()
     for n in range(HISTORY_TURNS):
         items = template[n % len(template)]
@@ -196,9 +196,9 @@ def bench_get_items(directory: Path, loop: asyncio.AbstractEventLoop) -> list[Be
                     + (
                         ""
                         if kind == "warm"
-                        else "Cold includes AgentlogSession's constructor: the store opens the session "
-                        "for writing (reads and validates all 10^5 events, restores the surface, "
-                        "takes the writer lock); SQLiteSession connects lazily."
+                        else "Cold includes AgentlogSession's constructor: the store opens the "
+                        "session for writing (reads and validates every event, restores the "
+                        "surface, takes the writer lock); SQLiteSession connects lazily."
                     )
                 ),
             }
