@@ -114,9 +114,10 @@ def bench_add_items(directory: Path, loop: asyncio.AbstractEventLoop) -> Benchma
         },
         "notes": (
             "Both return once the turn is durable: agentlog's one Session.batch() is one SQLite "
-            "transaction (WAL, synchronous=FULL) holding 10 events (turn, step, the assistant "
-            "message, tool/call, tool/result, ...); SQLiteSession commits its rows (WAL, the "
-            "sqlite3 default synchronous=FULL). Both run the write in a worker thread "
+            "transaction (WAL, synchronous=FULL) of 11 events (the user message, the turn, two "
+            "steps, the call and the reply as assistant messages, tool/call, tool/result); "
+            "SQLiteSession commits 4 rows (WAL, sqlite3's default synchronous=FULL); both "
+            "fdatasync once per turn. Both run the write in a worker thread "
             "(asyncio.to_thread). The verdict needs the whole 95% interval on one side of 1×."
         ),
     }
