@@ -12,6 +12,8 @@ import asyncio
 import http.server
 import json
 import random
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -484,3 +486,14 @@ def test_a_write_cut_short_by_a_crash_is_answered_by_repair_results(tmp_path: Pa
         assert "before the Harness recorded it as started" in items[4]["output"]
         assert response_problems(items) == []
         run_checked_turn(session)
+
+
+def test_without_the_sdk_the_error_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['agents'] = None\n"
+        "from agentlog.adapters.openai_agents import AgentlogSession\n"
+        "try:\n    AgentlogSession('s', 'memory:')\n"
+        "except ImportError as error:\n    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'agentlog[openai-agents]'" in done.stdout

@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -296,3 +298,13 @@ def test_a_run_killed_mid_turn_reopens_with_a_history_the_model_accepts(
             assert history_problems(view.derive_messages()) == []
 
         asyncio.run(resume())
+
+
+def test_without_pydantic_ai_the_error_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['pydantic_ai'] = None\n"
+        "try:\n    import agentlog.adapters.pydantic_ai\n"
+        "except ImportError as error:\n    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'agentlog[pydantic-ai]'" in done.stdout
