@@ -25,19 +25,19 @@ def test_demo_persists_the_session_and_shows_log_surface_and_messages(tmp_path: 
     url = f"jsonl:///{tmp_path}/sessions"
     code, output = run("demo", "--store", url)
     assert code == 0, output
-    assert "(42 events)" in output
-    assert "Surface (5 nodes)" in output
+    assert "(62 events)" in output
+    assert "Surface (7 nodes)" in output
     assert "Derived messages" in output
-    assert "replace 5-26" in output  # the compaction summary and its range
-    assert "replace 8-8" in output  # the pruned tool result
-    assert "42 events in the log, 5 on the surface, 5 messages for the model" in output
-    assert "agentlog.expand(session, 34) gives back what the summary replaced: events 5, 6, 8," in (
+    assert "replace 5-38" in output  # the compaction summary and its range
+    assert "resume: read_file, run_tests" in output  # the header after the resume
+    assert "62 events in the log, 7 on the surface, 7 messages for the model" in output
+    assert "agentlog.expand(session, 45) gives back what the summary replaced: events 5, 8," in (
         output
     )
     with open_store(url) as store:
         (info,) = store.list()
         assert f"Saved as session {info.id!r} in {url}" in output
-        assert store.inspect(info.id).first_live_seq == 42
+        assert store.inspect(info.id).first_live_seq == 62
 
 
 def test_demo_runs_on_the_default_store_as_a_console_script(tmp_path: Path) -> None:

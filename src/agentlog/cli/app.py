@@ -7,7 +7,6 @@ exit 1; usage errors exit 2 (typer's default).
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from agentlog.cli.demo import build_demo_session, demo_checkpoint, demo_clock
+from agentlog.cli.chat import chat
+from agentlog.cli.demo import demo
 from agentlog.cli.migrate import describe, file_store, migrated_location
 from agentlog.cli.render import render_events, render_session
 from agentlog.errors import AgentlogError
@@ -63,41 +63,8 @@ def _store(url: str | None, **options: object) -> Iterator[Store]:
         yield store
 
 
-@app.command()
-def demo(store: StoreOption = None) -> None:
-    """Play a scripted three-turn coding session into the store and show it.
-
-    Offline and deterministic: a system prompt, tool calls and results, a tool result pruned
-    and the first two turns compacted by the real plugins, all kept in the log.
-
-    Example: agentlog demo --store jsonl:///tmp/sessions
-    """
-    console = Console()
-    with _store(store, clock=demo_clock()) as opened:
-        session_id = f"demo-{uuid.uuid4().hex[:8]}"
-        with opened.create(session_id, cwd="/demo/project") as session:
-            build_demo_session(session)
-            stored = session.seq
-            console.print(render_session(session, console.width))
-            console.print(
-                f"\n{stored} events in the log, {len(session.surface.nodes)} on the surface, "
-                f"{len(session.derive_messages())} messages for the model; nothing was deleted.",
-                soft_wrap=True,
-            )
-            checkpoint = demo_checkpoint(session)
-            originals = ", ".join(str(event.seq) for event in expand(session, checkpoint))
-            console.print(
-                f"agentlog.expand(session, {checkpoint}) gives back what the summary replaced: "
-                f"events {originals}.",
-                soft_wrap=True,
-                highlight=False,
-            )
-        console.print(
-            f"Saved as session {session_id!r} in {opened.url} "
-            f"(see it again with: agentlog show {session_id})",
-            soft_wrap=True,
-            highlight=False,
-        )
+app.command()(demo)
+app.command()(chat)
 
 
 @app.command(name="list")

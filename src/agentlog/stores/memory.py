@@ -102,6 +102,14 @@ class MemoryBackend(Backend):
                 )
             stored.extend(events)
 
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """Forget the session, then release the lease."""
+        with self._lock:
+            if session_id not in self._headers:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            del self._headers[session_id], self._events[session_id]
+        lease.release()
+
     def list(self) -> list[SessionInfo]:
         """Every materialized session."""
         with self._lock:
