@@ -1,102 +1,37 @@
 """OpenAI Chat Completions messages and agentlog messages, converted both ways.
 
 Implements the message shapes of spec/core.md §2.3 against the Chat Completions wire format.
-``to_chat_messages`` merges an assistant message into the one before it when that one has tool
-calls still to be answered (agentlog may hold a response's items as separate assistant
-messages), so the result pairs every ``tool_calls`` entry with the ``tool`` messages right after
-it; reasoning blocks have no Chat Completions form and are left out. ``from_chat_messages``
-refuses parts with no agentlog form (images, audio, files) with ``ConversionError``.
-
-Identity holds on the canonical forms ``to_chat_messages`` writes: ``content`` a string for one
-text block, a list of two or more ``{"type": "text"}`` parts otherwise; assistant messages always
-carry ``content`` (``None`` without text) and ``tool_calls`` only when they have some.
+``to_chat_messages`` is ``agentlog.providers.to_chat_completions`` (one conversion for the
+provider and the adapters: text joined, reasoning sent back only to the model that produced
+it, a failed tool result as ``Error: ...``). ``from_chat_messages`` is its inverse on the forms
+it writes — ``content`` a string for one text block (a user message's several texts a list of
+``{"type": "text"}`` parts), an assistant message's ``content`` ``None`` when it only calls
+tools — and refuses parts with no agentlog form (images, audio, files) with
+``ConversionError``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from agentlog.adapters._responses import assistant_message, role_message, tool_message
 from agentlog.errors import ConversionError
+from agentlog.providers import to_chat_completions
 
 __all__ = ["from_chat_messages", "to_chat_messages"]
 
 
-def _content(blocks: Sequence[Mapping[str, Any]], where: str) -> str | list[dict[str, Any]]:
-    texts: list[str] = []
-    for index, block in enumerate(blocks):
-        if block.get("type") != "text":
-            raise ConversionError(
-                f"{where} content block {index} ({block.get('type')!r}) has no Chat Completions "
-                "form"
-            )
-        texts.append(block["text"])
-    if len(texts) == 1:
-        return texts[0]
-    return [{"type": "text", "text": text} for text in texts]
+def to_chat_messages(
+    messages: Iterable[Mapping[str, Any]], *, model: str | None = None
+) -> list[dict[str, Any]]:
+    """Convert agentlog messages to Chat Completions messages (``to_chat_completions``).
 
-
-def to_chat_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Convert agentlog messages to Chat Completions messages.
-
-    Raises:
-        ConversionError: for an image, a file or another block with no Chat Completions form.
+    Args:
+        messages: Agentlog messages, as ``Session.derive_messages()`` returns them.
+        model: The model the messages go to: reasoning it produced is sent back to it.
     """
-    chat: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        role = message.get("role")
-        blocks: Sequence[Mapping[str, Any]] = message.get("content") or ()
-        where = f"message {index} ({role})"
-        if role == "tool":
-            content = _content(blocks, where)
-            chat.append({"role": "tool", "tool_call_id": message["toolCallId"], "content": content})
-        elif role in ("system", "developer", "user"):
-            chat.append({"role": role, "content": _content(blocks, where)})
-        elif role == "assistant":
-            _add_assistant(chat, blocks, where)
-        else:
-            raise ConversionError(f"{where} has no Chat Completions form")
-    return chat
-
-
-def _add_assistant(
-    chat: list[dict[str, Any]], blocks: Sequence[Mapping[str, Any]], where: str
-) -> None:
-    texts = [block for block in blocks if block.get("type") == "text"]
-    calls = [
-        {
-            "id": block["id"],
-            "type": "function",
-            "function": {"name": block["name"], "arguments": block["arguments"]},
-        }
-        for block in blocks
-        if block.get("type") == "tool-call"
-    ]
-    for index, block in enumerate(blocks):
-        if block.get("type") not in ("text", "tool-call", "reasoning"):
-            raise ConversionError(
-                f"{where} content block {index} ({block.get('type')!r}) has no Chat Completions "
-                "form"
-            )
-    if not texts and not calls:
-        return  # reasoning only: nothing a Chat Completions model can be sent
-    previous = chat[-1] if chat else None
-    if previous is not None and previous["role"] == "assistant" and "tool_calls" in previous:
-        # The calls before are not answered yet: this is more of the same response.
-        if texts:
-            before = previous["content"]
-            joined = [block["text"] for block in texts]
-            previous["content"] = "".join(([before] if isinstance(before, str) else []) + joined)
-        previous["tool_calls"].extend(calls)
-        return
-    message: dict[str, Any] = {
-        "role": "assistant",
-        "content": _content(texts, where) if texts else None,
-    }
-    if calls:
-        message["tool_calls"] = calls
-    chat.append(message)
+    return to_chat_completions(messages, model=model)
 
 
 def _blocks(content: Any, where: str) -> list[dict[str, Any]]:
