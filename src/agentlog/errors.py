@@ -10,6 +10,7 @@ AgentlogError
 ├── StreamRecordError (ValueError)   an assistant stream record is malformed
 ├── ToolPairingError (ValueError)    the surface's tool calls and results do not pair up
 ├── InvalidHistory (ValueError)      a derived history would be refused by a model provider
+├── ConversionError (ValueError)     a message or part has no form in the other format
 ├── CompactionError (RuntimeError)   a compaction did not replace history (``code`` says why)
 ├── CompactionConfigError (ValueError)  a compaction or pruning configuration is invalid
 ├── TokenMeterError (ValueError)     the token meter cannot fold a log
@@ -40,6 +41,7 @@ __all__ = [
     "CompactionConfigError",
     "CompactionError",
     "ConcurrentWriteError",
+    "ConversionError",
     "CorruptLog",
     "EventRejected",
     "FormatVersionError",
@@ -169,6 +171,13 @@ class InvalidHistory(AgentlogError, ValueError):
     """
 
     problems: tuple[str, ...] = ()
+
+
+class ConversionError(AgentlogError, ValueError):
+    """A framework message, item or part has no form in the format it is converted to.
+
+    Raised by the framework adapters' converters; the text names the part (its index and kind).
+    """
 
 
 class CompactionError(AgentlogError, RuntimeError):
