@@ -260,7 +260,6 @@ class JsonlBackend(Backend):
 
     # --- removing -------------------------------------------------------------------------
 
-    @_os_errors
     def delete(self, lease: Lease, session_id: str) -> None:
         """Remove the session's directory: every transcript generation, then the lock.
 
@@ -270,19 +269,20 @@ class JsonlBackend(Backend):
         """
         assert isinstance(lease, _FileLease)
         directory = lease.directory
-        if self._find(session_id) is None:
-            raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-        others = [path for path in directory.iterdir() if path.name != LOCK_NAME]
-        for path in sorted(others, key=lambda path: generation(path) or -1):
-            path.unlink()
-        fsync_dir(directory)
-        lease.release(remove_lock=True)
-        for empty in (directory, directory.parent):
-            try:
-                empty.rmdir()
-            except OSError:  # not empty (another session, or a writer's new lock): keep it
-                break
-            fsync_dir(empty.parent)
+        with self._errors(session_id):
+            if self._find(session_id) is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            others = [path for path in directory.iterdir() if path.name != LOCK_NAME]
+            for path in sorted(others, key=lambda path: generation(path) or -1):
+                path.unlink()
+            fsync_dir(directory)
+            lease.release(remove_lock=True)
+            for empty in (directory, directory.parent):
+                try:
+                    empty.rmdir()
+                except OSError:  # not empty (another session, or a writer's new lock): keep it
+                    break
+                fsync_dir(empty.parent)
 
     # --- repair ---------------------------------------------------------------------------
 
