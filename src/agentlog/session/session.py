@@ -486,7 +486,7 @@ class Session:
             return EventRejected(message, session_id=self.id, event_type=event_type, seq=self.seq)
         # The catalogue text says neither where nor why: name the JSON path and the reason.
         return EventRejected(
-            f"{message} at {cause.path}: {cause.reason}",
+            f"{message}: {cause.detail}",
             spec_text=message,
             session_id=self.id,
             event_type=event_type,
