@@ -71,14 +71,16 @@ class AsyncStore:
         return self.sync.url
 
     async def create(
-        self, session_id: str | None = None, *, cwd: str | None = None
+        self, session_id: str | None = None, *, cwd: str | None = None, strict: bool = True
     ) -> AsyncSession:
         """Create a new session, attached: every append is persisted."""
-        return AsyncSession(await asyncio.to_thread(self.sync.create, session_id, cwd=cwd))
+        return AsyncSession(
+            await asyncio.to_thread(self.sync.create, session_id, cwd=cwd, strict=strict)
+        )
 
-    async def open(self, session_id: str) -> AsyncSession:
+    async def open(self, session_id: str, *, strict: bool = True) -> AsyncSession:
         """Resume a stored session for writing: repair what a crash left, then attach."""
-        return AsyncSession(await asyncio.to_thread(self.sync.open, session_id))
+        return AsyncSession(await asyncio.to_thread(self.sync.open, session_id, strict=strict))
 
     async def inspect(self, session_id: str) -> AsyncSession:
         """A detached, read-only view of a stored session; nothing is written."""
@@ -89,10 +91,17 @@ class AsyncStore:
         return await asyncio.to_thread(self.sync.list)
 
     async def fork(
-        self, session_id: str, boundary: int | None = None, child_id: str | None = None
+        self,
+        session_id: str,
+        boundary: int | None = None,
+        child_id: str | None = None,
+        *,
+        strict: bool = True,
     ) -> AsyncSession:
         """Fork a stored (or open) session after ``boundary`` into a new persisted child."""
-        return AsyncSession(await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id))
+        return AsyncSession(
+            await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id, strict=strict)
+        )
 
     async def flush(self) -> None:
         """Make every appended event of every open session durable."""

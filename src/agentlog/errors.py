@@ -27,8 +27,9 @@ AgentlogError
 ``str(error)`` starts with the text of the spec's error catalogue (spec/core.md §14) wherever
 the spec gives one; where that text does not say where or why (``carries non-JSON-serializable
 data``), it goes on with the JSON path and the reason (``NotLosslessJson.detail``), and
-``error.spec_text`` keeps the catalogue text alone for comparisons. Context lives in typed attributes (``session_id``,
-``seq``, ``index``, ``event_type``, ``path``, ``code``) that survive pickling.
+``error.spec_text`` keeps the catalogue text alone for comparisons. Context lives in typed
+attributes (``session_id``, ``seq``, ``index``, ``event_type``, ``path``, ``code``) that survive
+pickling.
 """
 
 from __future__ import annotations
