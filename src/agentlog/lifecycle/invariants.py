@@ -32,7 +32,7 @@ from typing import Any, Final
 from agentlog.errors import InvariantError
 from agentlog.lifecycle.repair import TOOL_NOT_STARTED
 from agentlog.session import Session, Trace
-from agentlog.values import js_text
+from agentlog.values import dumps, js_text
 
 __all__ = [
     "InvariantTrace",
@@ -317,12 +317,13 @@ def trace_of_end(events: Sequence[Mapping[str, Any]]) -> InvariantTrace:
             continue
         turn = _field(event["data"], "turn")
         if type(turn) is not int or turn < 1:
-            _fail(f"{event_type} has turn {_js(turn)}, not a positive integer", event)
+            shown = dumps(turn).decode()
+            _fail(f"{event_type} has turn {shown}, not a positive integer", event)
         if event_type == "turn/end":
             trace.next_turn = turn + 1
             return trace
         trace.next_turn = turn
-        trace.last_seq = events[index - 1]["seq"] if index else -1
+        trace.last_seq = event["seq"] - 1
         for tail_event in events[index:]:
             trace.check(tail_event)
             trace.apply(tail_event)
