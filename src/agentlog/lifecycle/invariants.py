@@ -120,8 +120,8 @@ class InvariantTrace:
             _fail(f"turn/end {_js(turn)} while step {_js(self.open_step)} is still open", event)
 
     def _check_step_start(self, event: Mapping[str, Any]) -> None:
-        data, open_turn = event["data"], self.open_turn
-        turn, step = _field(data, "turn"), _field(data, "step")
+        open_turn = self.open_turn
+        turn, step = _turn_and_step(event["data"])
         if open_turn is None or turn != open_turn:
             _fail(f"step/start in turn {_js(turn)} but open turn is {_js(open_turn)}", event)
         if self.open_step is not None:
@@ -133,8 +133,7 @@ class InvariantTrace:
             )
 
     def _check_step_bound(self, event: Mapping[str, Any]) -> None:
-        data = event["data"]
-        turn, step = _field(data, "turn"), _field(data, "step")
+        turn, step = _turn_and_step(event["data"])
         open_turn, open_step = self.open_turn, self.open_step
         if open_turn is None or open_step is None or turn != open_turn or step != open_step:
             _fail(
@@ -219,8 +218,18 @@ _APPLY: Final[dict[str, _Step]] = {
 """How each event type that moves the trace moves it."""
 
 
+def _turn_and_step(data: Any) -> tuple[Any, Any]:
+    if isinstance(data, dict):
+        return data.get("turn"), data.get("step")
+    return None, None
+
+
 def _call_id(data: Any) -> Any:
-    return _field(_field(_field(data, "message"), "source"), "callId")
+    """``data.message.source.callId``, or ``None`` where the path breaks (one lookup chain)."""
+    try:
+        return data["message"]["source"]["callId"]
+    except (KeyError, TypeError, IndexError):
+        return None
 
 
 def _js(value: Any) -> str:
