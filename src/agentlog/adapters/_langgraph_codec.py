@@ -39,6 +39,7 @@ __all__ = [
     "LONG_STRING",
     "decode_tree",
     "encode_typed",
+    "resolve_strings",
     "long_strings",
     "share_strings",
 ]
@@ -71,6 +72,8 @@ def _b64(data: bytes) -> str:
 def encode_typed(typed: tuple[str, bytes]) -> Any:
     """The JSON tree of one ``serde.dumps_typed`` result (exact: ``decode_tree`` inverts it)."""
     type_, data = typed
+    if type_ == "null" and not data:
+        return None  # read back as msgpack nil, which the serde also loads as None
     if type_ == "msgpack":
         try:
             tree = _tree(_unpack(data))
@@ -85,7 +88,9 @@ def _tree(value: Any) -> Any:
     if value is None or isinstance(value, bool | str):
         return value
     if isinstance(value, int):
-        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else {MARK: "int", "v": str(value)}
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        return {MARK: "int", "v": str(value)}
     if isinstance(value, float):
         if math.isfinite(value) and not (value == 0.0 and math.copysign(1.0, value) < 0):
             return value
@@ -179,6 +184,17 @@ def long_strings(trees: Iterator[Any]) -> list[str]:
         elif isinstance(node, dict):
             stack.extend(reversed(list(node.values())))
     return found
+
+
+def resolve_strings(tree: Any, resolve: Resolve) -> Any:
+    """``tree`` with every shared-string reference replaced by its string."""
+    if isinstance(tree, list):
+        return [resolve_strings(item, resolve) for item in tree]
+    if isinstance(tree, dict):
+        if tree.get(MARK) == "s":
+            return _text(tree, resolve)
+        return {key: resolve_strings(item, resolve) for key, item in tree.items()}
+    return tree
 
 
 def share_strings(tree: Any, table: dict[str, tuple[int, int]]) -> Any:

@@ -1,23 +1,29 @@
 """The events of a LangGraph thread's agentlog session, and the index folded from them.
 
 A thread is the session ``langgraph:<thread_id>``; every call of the checkpointer appends one
-log-only, ignorable event (an agentlog tool that does not know the type skips it):
+log-only, ignorable event (an agentlog tool that does not know the type skips it). Keys that
+would repeat what the log already says are left out: ``ns`` when it is ``""``, ``parent`` (of
+a checkpoint) and ``checkpoint`` (of writes) when they name the namespace's previous
+checkpoint in log order, and a checkpoint's ``id`` when its tree holds it.
 
-* ``langgraph/checkpoint`` ``{ns, id, parent, checkpoint, metadata, blobs}`` — ``put``: the
-  checkpoint without its channel values and the metadata (serde trees, see
-  ``_langgraph_codec``), and one blob per channel of ``new_versions``:
-  ``{"v": version, "value": tree}``, ``{"v": version, "empty": true}``, a list value item by
-  item ``{"v": version, "items": [tree, ...]}``, or — when the list extends a list this thread
-  already stores (the ``add_messages`` pattern) — only its new items
-  ``{"v": version, "base": base_version, "items": [...]}``;
+* ``langgraph/checkpoint`` ``{ns, parent, checkpoint, metadata, blobs}`` — ``put``: the
+  checkpoint without its channel values (a serde tree, see ``_langgraph_codec``, or a patch of
+  its parent's: ``{"$lg": "patch", "of": seq, "set": ..., "unset": ...}``), the metadata, and
+  one blob per channel of ``new_versions``: ``{"v": version, "value": tree}``,
+  ``{"v": version, "empty": true}``, a list value item by item ``{"v": version, "items":
+  [...]}``, or — when the list extends a list this thread stores (the ``add_messages``
+  pattern) — only its new items ``{"v": version, "base": base_version, "items": [...]}``. An
+  item may be a reference to the pending write it came from: ``{"$lg": "w", "r": [seq,
+  position, index], "set": {...}}``;
 * ``langgraph/writes`` ``{ns, checkpoint, task, path, writes: [[idx, channel, tree], ...]}`` —
   ``put_writes``;
 * ``langgraph/removed`` ``{checkpoints: [[ns, id], ...]}`` — ``prune`` / ``delete_for_runs``:
   the checkpoints leave the thread's view; their events stay in the log, as every agentlog
   history edit does (``delete_thread`` removes the whole session).
 
-``ThreadIndex`` is the fold of those events (pure bookkeeping: where each checkpoint, blob and
-write is stored); ``ThreadIndex.value`` rebuilds a channel value by following its base chain.
+``ThreadIndex`` is the fold of those events: where each checkpoint, blob, write and long string
+is stored. ``MAX_DEPTH`` bounds a chain of checkpoint patches, so reading any checkpoint
+applies at most that many.
 """
 
 from __future__ import annotations
@@ -32,17 +38,21 @@ from agentlog.session import Session
 
 __all__ = [
     "CHECKPOINT",
+    "MAX_DEPTH",
     "REMOVED",
     "WRITES",
     "CheckpointRecord",
     "ThreadIndex",
     "WriteRecord",
+    "checkpoint_id_of",
     "value_trees",
 ]
 
 CHECKPOINT: Final = "langgraph/checkpoint"
 WRITES: Final = "langgraph/writes"
 REMOVED: Final = "langgraph/removed"
+MAX_DEPTH: Final = 32
+"""The longest chain of checkpoint patches; the next checkpoint is stored whole."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -51,12 +61,14 @@ class CheckpointRecord:
 
     seq: int
     """The ``langgraph/checkpoint`` event."""
+    id: str
+    """The checkpoint id."""
     parent: str | None
     """The parent checkpoint id."""
-    decoded: Any = None
-    """The checkpoint (without channel values), once decoded."""
+    depth: int
+    """How many patches lie between the stored checkpoint and a whole tree."""
     metadata: Any = None
-    """The metadata, once decoded."""
+    """The metadata, once decoded for filtering."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -77,12 +89,14 @@ class ThreadIndex:
     """The fold of a thread's events: checkpoints by namespace and id, blobs, writes, strings."""
 
     checkpoints: dict[str, dict[str, CheckpointRecord]] = field(default_factory=dict)
-    """Namespace → checkpoint id → record, in put order."""
+    """Namespace → checkpoint id → record, in put order (removed ones left out)."""
+    by_seq: dict[int, CheckpointRecord] = field(default_factory=dict)
+    """Checkpoint event seq → record (removed ones included: patches may build on them)."""
+    last_id: dict[str, str] = field(default_factory=dict)
+    """Namespace → the id of its last checkpoint event in log order."""
     blobs: dict[tuple[str, str, Any], int] = field(default_factory=dict)
     """``(ns, channel, version)`` → seq of the checkpoint event holding the blob."""
-    writes: dict[tuple[str, str], dict[tuple[str, int], WriteRecord]] = field(
-        default_factory=dict
-    )
+    writes: dict[tuple[str, str], dict[tuple[str, int], WriteRecord]] = field(default_factory=dict)
     """``(ns, checkpoint id)`` → ``(task id, idx)`` → write."""
     strings: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Every long string stored in the thread → where it is first stored."""
@@ -92,14 +106,24 @@ class ThreadIndex:
         """Fold one event of the thread's log (other event types are ignored)."""
         data = event.data
         if event.type == CHECKPOINT:
-            ns = data["ns"]
-            self.checkpoints.setdefault(ns, {})[data["id"]] = CheckpointRecord(
-                seq=event.seq, parent=data["parent"]
+            ns = data.get("ns", "")
+            checkpoint_id = checkpoint_id_of(data)
+            base = data["checkpoint"].get("of")
+            record = CheckpointRecord(
+                seq=event.seq,
+                id=checkpoint_id if checkpoint_id is not None else self.by_seq[base].id,
+                parent=data["parent"] if "parent" in data else self.last_id.get(ns),
+                depth=0 if base is None else self.by_seq[base].depth + 1,
             )
+            self.checkpoints.setdefault(ns, {})[record.id] = record
+            self.by_seq[event.seq] = record
+            self.last_id[ns] = record.id
             for channel, blob in data["blobs"].items():
                 self.blobs[(ns, channel, blob["v"])] = event.seq
         elif event.type == WRITES:
-            writes = self.writes.setdefault((data["ns"], data["checkpoint"]), {})
+            ns = data.get("ns", "")
+            target = data["checkpoint"] if "checkpoint" in data else self.last_id[ns]
+            writes = self.writes.setdefault((ns, target), {})
             for position, (idx, channel, _) in enumerate(data["writes"]):
                 writes[(data["task"], idx)] = WriteRecord(
                     seq=event.seq,
@@ -125,12 +149,13 @@ class ThreadIndex:
             found = self._string_lists[seq] = long_strings(value_trees(event.type, event.data))
         return found[index]
 
-    def latest(self, ns: str) -> CheckpointRecord | None:
+    def latest(self, ns: str) -> tuple[str, CheckpointRecord] | None:
         """The newest checkpoint of namespace ``ns`` (checkpoint ids sort by time)."""
         records = self.checkpoints.get(ns)
         if not records:
             return None
-        return records[max(records)]
+        newest = max(records)
+        return newest, records[newest]
 
     def chain(self, log: Session, ns: str, channel: str, version: Any) -> list[Any] | None:
         """The blobs a channel value is built from, oldest first, or ``None`` if it has none.
@@ -150,6 +175,19 @@ class ThreadIndex:
             version = blob["base"]
 
 
+def checkpoint_id_of(data: Any) -> str | None:
+    """The id of a ``langgraph/checkpoint`` event: ``data["id"]``, else the one in its tree.
+
+    ``None`` for a patch that keeps its base's id. The writer stores ``data["id"]`` only when
+    the tree does not hold the id as a plain string.
+    """
+    if "id" in data:
+        return str(data["id"])
+    tree = data["checkpoint"]
+    found = tree["set"].get("id") if tree.get("$lg") == "patch" else tree.get("id")
+    return found if isinstance(found, str) else None
+
+
 def value_trees(event_type: str, data: Any) -> Iterator[Any]:
     """The serde trees of one event, in the order shared strings are numbered."""
     if event_type == CHECKPOINT:
@@ -162,4 +200,3 @@ def value_trees(event_type: str, data: Any) -> Iterator[Any]:
     elif event_type == WRITES:
         for _, _, tree in data["writes"]:
             yield tree
-

@@ -6,6 +6,12 @@ the new items of a list channel that extends the list it held before (linear sto
 ``add_messages`` histories) and sharing long strings with earlier events. Reading, it rebuilds
 ``CheckpointTuple`` values with the serde's own ``loads_typed``.
 
+Three ways keep a thread's bytes near the raw size of its messages, each checked to rebuild
+the value exactly and skipped otherwise: a list channel stores only the items it gained; an
+item that is the very object a task wrote in the same step is a reference to that write (plus
+the fields ``add_messages`` changed on it, such as a new ``id``); a checkpoint is a patch of its
+parent's. Long strings are shared between events by ``_langgraph_codec``.
+
 A list counts as extending the previous one when each of the previous items is the very same
 object at the same index, with the same ``id`` attribute (``add_messages`` assigns missing ids
 in place); anything else — a replaced or removed message, a value from another branch — is
@@ -16,7 +22,7 @@ LangGraph state is not meant to be mutated in place.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -24,18 +30,26 @@ from langgraph.checkpoint.base import (
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    SerializerProtocol,
     get_checkpoint_metadata,
     writes_sort_key,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from agentlog.adapters._langgraph_codec import decode_tree, encode_typed, share_strings
+from agentlog.adapters._langgraph_codec import (
+    decode_tree,
+    encode_typed,
+    resolve_strings,
+    share_strings,
+)
+from agentlog.adapters._langgraph_delta import diff, field_changes, patched, with_fields
 from agentlog.adapters._langgraph_index import (
     CHECKPOINT,
+    MAX_DEPTH,
     REMOVED,
     WRITES,
     CheckpointRecord,
     ThreadIndex,
+    checkpoint_id_of,
 )
 from agentlog.session import Session
 
@@ -77,6 +91,19 @@ class _Known:
         return True
 
 
+class _Written:
+    """A value written by a task since the last checkpoint, kept to refer to it."""
+
+    __slots__ = ("index", "position", "seq", "tree", "value")
+
+    def __init__(self, value: Any, tree: Any, seq: int, position: int, index: int | None):
+        self.value = value  # held so that its id() is not reused while it is looked up
+        self.tree = tree
+        self.seq = seq
+        self.position = position
+        self.index = index
+
+
 class Thread:
     """A LangGraph thread stored as one agentlog session.
 
@@ -90,6 +117,8 @@ class Thread:
         self.serde = serde
         self.index = ThreadIndex()
         self._known: dict[tuple[str, str], _Known] = {}
+        self._written: dict[int, _Written] = {}
+        self._trees: dict[int, Any] = {}
         for event in session.events:
             self.index.apply(event)
 
@@ -105,6 +134,7 @@ class Thread:
         """Store a checkpoint durably (one event)."""
         configurable = config["configurable"]
         ns = configurable.get("checkpoint_ns", "")
+        parent_id = configurable.get("checkpoint_id")
         rest = dict(checkpoint)
         values: dict[str, Any] = rest.pop("channel_values")  # type: ignore[assignment]
         blobs: dict[str, Any] = {}
@@ -123,21 +153,46 @@ class Thread:
                 ):
                     blob["base"] = previous.version
                     start = len(previous.items)
-                blob["items"] = [self._tree(item) for item in value[start:]]
+                blob["items"] = [self._item(item) for item in value[start:]]
                 known[(ns, channel)] = _Known(version, value)
             else:
-                blob["value"] = self._tree(value)
+                blob["value"] = self._share(self._raw(value))
             blobs[channel] = blob
-        data = {
-            "ns": ns,
-            "id": checkpoint["id"],
-            "parent": configurable.get("checkpoint_id"),
-            "checkpoint": self._tree(rest),
-            "metadata": self._tree(get_checkpoint_metadata(config, metadata)),
-            "blobs": blobs,
-        }
+        data: dict[str, Any] = {"ns": ns} if ns else {}
+        if parent_id != self.index.last_id.get(ns):
+            data["parent"] = parent_id
+        data["checkpoint"] = self._share(self._checkpoint_field(ns, parent_id, self._raw(rest)))
+        if checkpoint_id_of(data) != checkpoint["id"]:
+            data = {"id": checkpoint["id"], **data}
+        data["metadata"] = self._share(self._raw(get_checkpoint_metadata(config, metadata)))
+        data["blobs"] = blobs
         self._append(CHECKPOINT, data)
         self._known.update(known)
+        self._written.clear()
+
+    def _checkpoint_field(self, ns: str, parent_id: str | None, tree: Any) -> Any:
+        """``tree``, or a patch of the parent checkpoint's tree when one rebuilds it exactly."""
+        parent = self.index.checkpoints.get(ns, {}).get(parent_id) if parent_id else None
+        if parent is None or parent.depth >= MAX_DEPTH:
+            return tree
+        patch = diff(self._checkpoint_tree(parent), tree)
+        return tree if patch is None else {**patch, "of": parent.seq}
+
+    def _item(self, item: Any) -> Any:
+        """A new list item: a reference to the task write it is, or its tree."""
+        tree = self._raw(item)
+        written = self._written.get(id(item))
+        if written is not None and written.value is item:
+            fields = field_changes(written.tree, tree)
+            if fields is not None:
+                ref: dict[str, Any] = {
+                    "$lg": "w",
+                    "r": [written.seq, written.position, written.index],
+                }
+                if fields:
+                    ref["set"] = self._share(fields)
+                return ref
+        return self._share(tree)
 
     def put_writes(
         self,
@@ -151,29 +206,39 @@ class Thread:
         ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = configurable["checkpoint_id"]
         stored = self.index.writes.get((ns, checkpoint_id), {})
-        entries = []
+        seq = self.session.seq
+        entries: list[list[Any]] = []
         for position, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, position)
             if idx >= 0 and (task_id, idx) in stored:
                 continue  # a retried task writes the same values again
-            entries.append([idx, channel, self._tree(value)])
-        if entries:
-            data = {
-                "ns": ns,
-                "checkpoint": checkpoint_id,
-                "task": task_id,
-                "path": task_path,
-                "writes": entries,
-            }
-            self._append(WRITES, data)
+            tree = self._raw(value)
+            self._remember(value, tree, seq, len(entries))
+            entries.append([idx, channel, self._share(tree)])
+        if not entries:
+            return
+        data: dict[str, Any] = {"ns": ns} if ns else {}
+        if checkpoint_id != self.index.last_id.get(ns):
+            data["checkpoint"] = checkpoint_id
+        data.update(task=task_id, path=task_path, writes=entries)
+        self._append(WRITES, data)
+
+    def _remember(self, value: Any, tree: Any, seq: int, position: int) -> None:
+        self._written[id(value)] = _Written(value, tree, seq, position, None)
+        if type(value) is list and isinstance(tree, list) and len(tree) == len(value):
+            for index, item in enumerate(value):
+                self._written[id(item)] = _Written(item, tree[index], seq, position, index)
 
     def remove(self, checkpoints: Sequence[tuple[str, str]]) -> None:
         """Take checkpoints out of the thread's view durably (one event)."""
         if checkpoints:
             self._append(REMOVED, {"checkpoints": [list(key) for key in checkpoints]})
 
-    def _tree(self, value: Any) -> Any:
-        return share_strings(encode_typed(self.serde.dumps_typed(value)), self.index.strings)
+    def _raw(self, value: Any) -> Any:
+        return encode_typed(self.serde.dumps_typed(value))
+
+    def _share(self, tree: Any) -> Any:
+        return share_strings(tree, self.index.strings)
 
     def _append(self, event_type: str, data: dict[str, Any]) -> None:
         event = self.session.append(event_type, data, ignorable=True)
@@ -181,11 +246,12 @@ class Thread:
 
     # --- reading ------------------------------------------------------------------------
 
-    def get(self, ns: str, checkpoint_id: str | None) -> CheckpointRecord | None:
-        """A checkpoint of namespace ``ns``: the one named, or the newest."""
+    def get(self, ns: str, checkpoint_id: str | None) -> tuple[str, CheckpointRecord] | None:
+        """A checkpoint of namespace ``ns`` with its id: the one named, or the newest."""
         if checkpoint_id is None:
             return self.index.latest(ns)
-        return self.index.checkpoints.get(ns, {}).get(checkpoint_id)
+        record = self.index.checkpoints.get(ns, {}).get(checkpoint_id)
+        return None if record is None else (checkpoint_id, record)
 
     def metadata(self, record: CheckpointRecord) -> Any:
         """The metadata of ``record`` for filtering (decoded once, never handed out)."""
@@ -198,38 +264,52 @@ class Thread:
     ) -> CheckpointTuple:
         """The full ``CheckpointTuple`` of a stored checkpoint, freshly decoded."""
         data = self._data(record)
-        checkpoint = self._decode(data["checkpoint"])
+        checkpoint = self._decode(self._checkpoint_tree(record))
         values = {}
         for channel, version in checkpoint["channel_versions"].items():
             value = self._value(ns, channel, version)
             if value is not _MISSING:
                 values[channel] = value
-        thread = thread_id(self.session.id)
         parent = None
         if record.parent is not None:
             parent = {
                 "configurable": {
-                    "thread_id": thread,
+                    "thread_id": thread_id(self.session.id),
                     "checkpoint_ns": ns,
                     "checkpoint_id": record.parent,
                 }
             }
         return CheckpointTuple(
             config=config,
-            checkpoint={**checkpoint, "channel_values": values},
+            checkpoint=cast(Checkpoint, {**checkpoint, "channel_values": values}),
             metadata=self._decode(data["metadata"]),
             parent_config=parent,  # type: ignore[arg-type]  # a RunnableConfig literal
             pending_writes=self._pending_writes(ns, checkpoint_id),
         )
+
+    def _checkpoint_tree(self, record: CheckpointRecord) -> Any:
+        """The whole tree of a stored checkpoint (patches applied, strings resolved)."""
+        tree = self._trees.get(record.seq)
+        if tree is None:
+            stored = resolve_strings(self._data(record)["checkpoint"], self._string)
+            if isinstance(stored, dict) and stored.get("$lg") == "patch":
+                base = self.index.by_seq[stored["of"]]
+                stored = patched(self._checkpoint_tree(base), stored)
+            tree = self._trees[record.seq] = stored
+        return tree
 
     def _pending_writes(self, ns: str, checkpoint_id: str) -> list[tuple[str, str, Any]]:
         stored = self.index.writes.get((ns, checkpoint_id), {})
         ordered = sorted(stored.items(), key=lambda kv: writes_sort_key(kv[1].path, *kv[0]))
         writes = []
         for _, write in ordered:
-            tree = self.session.event_at(write.seq).data["writes"][write.position][2]
+            tree = self._write_tree(write.seq, write.position, None)
             writes.append((write.task, write.channel, self._decode(tree)))
         return writes
+
+    def _write_tree(self, seq: int, position: int, index: int | None) -> Any:
+        tree = self.session.event_at(seq).data["writes"][position][2]
+        return tree if index is None else tree[index]
 
     def _value(self, ns: str, channel: str, version: Any) -> Any:
         chain = self.index.chain(self.session, ns, channel, version)
@@ -237,9 +317,19 @@ class Thread:
             return _MISSING
         if "value" in chain[0]:
             return self._decode(chain[0]["value"])
-        items = [self._decode(tree) for blob in chain for tree in blob["items"]]
+        items = [self._decode(self._item_tree(tree)) for blob in chain for tree in blob["items"]]
         self._known[(ns, channel)] = _Known(version, items)
         return items
+
+    def _item_tree(self, tree: Any) -> Any:
+        if isinstance(tree, dict) and tree.get("$lg") == "w":
+            seq, position, index = tree["r"]
+            written = self._write_tree(seq, position, index)
+            fields = tree.get("set")
+            return (
+                with_fields(written, resolve_strings(fields, self._string)) if fields else written
+            )
+        return tree
 
     def _data(self, record: CheckpointRecord) -> Any:
         return self.session.event_at(record.seq).data

@@ -27,6 +27,8 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import builtins
+import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -43,9 +45,9 @@ from langgraph.checkpoint.base import (  # noqa: E402
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    SerializerProtocol,
     get_checkpoint_id,
 )
+from langgraph.checkpoint.serde.base import SerializerProtocol  # noqa: E402
 
 from agentlog.adapters._backing_store import StoreArgument, resolve_store  # noqa: E402
 from agentlog.adapters._langgraph_thread import (  # noqa: E402
@@ -120,7 +122,7 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
         if live is not None:
             live.session.close()
 
-    def _thread_ids(self) -> list[str]:
+    def _thread_ids(self) -> builtins.list[str]:
         """Every stored thread (a thread with nothing written yet has no checkpoint)."""
         return [thread_id(info.id) for info in self.store.list() if info.id.startswith(PREFIX)]
 
@@ -133,11 +135,11 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
         checkpoint_id = get_checkpoint_id(config)
         with self._lock:
             thread = self._readable(configurable["thread_id"])
-            record = None if thread is None else thread.get(ns, checkpoint_id)
-            if thread is None or record is None:
+            found = None if thread is None else thread.get(ns, checkpoint_id)
+            if thread is None or found is None:
                 return None
             if checkpoint_id is None:
-                checkpoint_id = max(thread.index.checkpoints[ns])
+                checkpoint_id = found[0]
                 config = {
                     "configurable": {
                         "thread_id": configurable["thread_id"],
@@ -145,13 +147,13 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
                         "checkpoint_id": checkpoint_id,
                     }
                 }
-            return thread.checkpoint_tuple(ns, checkpoint_id, record, config)
+            return thread.checkpoint_tuple(ns, checkpoint_id, found[1], config)
 
     def list(
         self,
         config: RunnableConfig | None,
         *,
-        filter: dict[str, Any] | None = None,  # noqa: A002  # LangGraph's parameter name
+        filter: dict[str, Any] | None = None,  # LangGraph's parameter name
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
@@ -166,13 +168,13 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
         query: dict[str, Any] | None,
         before: RunnableConfig | None,
         limit: int | None,
-    ) -> list[CheckpointTuple]:
+    ) -> builtins.list[CheckpointTuple]:
         configurable = config["configurable"] if config else {}
         threads = [configurable["thread_id"]] if config else self._thread_ids()
         only_ns = configurable.get("checkpoint_ns")
         only_id = get_checkpoint_id(config) if config else None
         before_id = get_checkpoint_id(before) if before else None
-        found: list[CheckpointTuple] = []
+        found: builtins.list[CheckpointTuple] = []
         for tid in threads:
             thread = self._readable(tid)
             if thread is None:
@@ -239,10 +241,8 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
         """Remove a thread and every event of it from the store (``Store.delete``)."""
         with self._lock:
             self._release(thread_id)
-            try:
+            with contextlib.suppress(SessionNotFound):
                 self.store.delete(session_id(thread_id))
-            except SessionNotFound:
-                pass
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy a thread with every checkpoint and write (an agentlog fork of its session).
@@ -287,8 +287,10 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
                     self._writable(tid).remove(doomed)
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        """Prune threads: ``keep_latest`` hides all but each namespace's newest checkpoint
-        (its events stay in the log); ``delete`` removes the threads (``delete_thread``).
+        """Prune threads, by ``strategy``.
+
+        ``keep_latest`` hides all but each namespace's newest checkpoint (their events stay in
+        the log); ``delete`` removes the threads (``delete_thread``).
 
         Raises:
             ValueError: for another strategy.
@@ -321,7 +323,7 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
         self,
         config: RunnableConfig | None,
         *,
-        filter: dict[str, Any] | None = None,  # noqa: A002  # LangGraph's parameter name
+        filter: dict[str, Any] | None = None,  # LangGraph's parameter name
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
@@ -336,7 +338,7 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
         query: dict[str, Any] | None,
         before: RunnableConfig | None,
         limit: int | None,
-    ) -> list[CheckpointTuple]:
+    ) -> builtins.list[CheckpointTuple]:
         with self._lock:
             return self._list(config, query, before, limit)
 
@@ -398,4 +400,3 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
 
     async def __aexit__(self, *exc_info: object) -> None:
         await asyncio.to_thread(self.close)
-
