@@ -471,7 +471,7 @@ def _set_state(event: Event) -> Mapping[str, Any] | None:
 
 # --- adk web / adk api_server ---------------------------------------------------------------
 
-SCHEMES: Final = (
+_SCHEMES: Final = (
     "agentlog",
     "agentlog+sqlite",
     "agentlog+jsonl",
@@ -482,7 +482,7 @@ SCHEMES: Final = (
 """The ``--session_service_uri`` schemes ``register_schemes`` adds to ADK's registry."""
 
 
-def store_url(uri: str) -> str | None:
+def _store_url(uri: str) -> str | None:
     """The agentlog store URL a service URI names (``None``: the default embedded store).
 
     ``agentlog+sqlite:///x.db`` names ``sqlite:///x.db``; plain ``agentlog:`` (or
@@ -504,8 +504,8 @@ def register_schemes() -> None:
     from google.adk.cli.service_registry import get_service_registry
 
     def factory(uri: str, **_: Any) -> AgentlogSessionService:
-        return AgentlogSessionService(store_url(uri))
+        return AgentlogSessionService(_store_url(uri))
 
     registry = get_service_registry()
-    for scheme in SCHEMES:
+    for scheme in _SCHEMES:
         registry.register_session_service(scheme, factory)
