@@ -71,6 +71,15 @@ def thread_id(session: str) -> str:
     return session.removeprefix(PREFIX)
 
 
+def _array_header(length: int) -> bytes:
+    """The msgpack header of an array of ``length`` items."""
+    if length < 16:
+        return bytes([0x90 | length])
+    if length < 1 << 16:
+        return b"\xdc" + length.to_bytes(2, "big")
+    return b"\xdd" + length.to_bytes(4, "big")
+
+
 class _Known:
     """The last list value a channel was written or read with, for delta detection."""
 
@@ -119,6 +128,7 @@ class Thread:
         self._known: dict[tuple[str, str], _Known] = {}
         self._written: dict[int, _Written] = {}
         self._trees: dict[int, Any] = {}
+        self._bytes: dict[int, tuple[Any, bytes | None]] = {}
         for event in session.events:
             self.index.apply(event)
 
@@ -317,9 +327,29 @@ class Thread:
             return _MISSING
         if "value" in chain[0]:
             return self._decode(chain[0]["value"])
-        items = [self._decode(self._item_tree(tree)) for blob in chain for tree in blob["items"]]
+        trees = [tree for blob in chain for tree in blob["items"]]
+        packed = [self._packed(tree) for tree in trees]
+        if all(data is not None for data in packed):
+            # One msgpack array of the items' own bytes: the serde decodes it as it would
+            # the whole list, in one call.
+            whole = _array_header(len(packed)) + b"".join(packed)  # type: ignore[arg-type]
+            items = self.serde.loads_typed(("msgpack", whole))
+        else:
+            items = [self._decode(self._item_tree(tree)) for tree in trees]
         self._known[(ns, channel)] = _Known(version, items)
-        return items
+        return items  # type: ignore[no-any-return]
+
+    def _packed(self, tree: Any) -> bytes | None:
+        """The msgpack bytes of a stored list item (``None``: the serde gave another type).
+
+        Kept per stored tree (events are immutable), so reading a long history again packs
+        only the items added since.
+        """
+        cached = self._bytes.get(id(tree))
+        if cached is None or cached[0] is not tree:
+            type_, data = decode_tree(self._item_tree(tree), self._string)
+            cached = self._bytes[id(tree)] = (tree, data if type_ == "msgpack" else None)
+        return cached[1]
 
     def _item_tree(self, tree: Any) -> Any:
         if isinstance(tree, dict) and tree.get("$lg") == "w":
