@@ -200,7 +200,7 @@ async def _build_agentlog(url: str, events: list[Event]) -> None:
         service = AgentlogSessionService(store)
         session = await service.create_session(app_name=APP, user_id=USER, session_id=SESSION)
         for event in events:
-            service._append(session, event)  # the service's own write, without the thread hop
+            service.sessions.append(session, event)  # its own write, without the thread hop
         await service.close()
 
 

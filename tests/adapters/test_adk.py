@@ -41,6 +41,7 @@ from google.genai import types
 import agentlog
 from agentlog.adapters._adk_codec import carried, decode
 from agentlog.adapters._adk_log import session_key
+from agentlog.adapters._adk_sessions import AdkSessions
 from agentlog.adapters.adk import AgentlogSessionService, _store_url
 from tests.adapters.adk_agent import APP, ScriptedLlm, lookup, remember, runner, turn
 
@@ -378,13 +379,13 @@ def test_adk_compaction_becomes_a_replace_citing_exactly_what_it_covers(
     assert log.derive_messages()[0]["content"] == [{"type": "text", "text": "Summary."}]
 
     decoded: list[int] = []
-    original = AgentlogSessionService._decode
+    original = AdkSessions._decode
 
-    def counting(self: AgentlogSessionService, session: Any, carrier: Any) -> AdkEvent:
+    def counting(self: AdkSessions, session: Any, carrier: Any) -> AdkEvent:
         decoded.append(carrier.seq)
         return original(self, session, carrier)
 
-    monkeypatch.setattr(AgentlogSessionService, "_decode", counting)
+    monkeypatch.setattr(AdkSessions, "_decode", counting)
 
     async def read() -> list[AdkEvent]:
         service = AgentlogSessionService(store)

@@ -337,7 +337,7 @@ class Thread:
         else:
             items = [self._decode(self._item_tree(tree)) for tree in trees]
         self._known[(ns, channel)] = _Known(version, items)
-        return items  # type: ignore[no-any-return]
+        return items
 
     def _packed(self, tree: Any) -> bytes | None:
         """The msgpack bytes of a stored list item (``None``: the serde gave another type).

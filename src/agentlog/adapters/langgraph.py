@@ -158,9 +158,7 @@ class AgentlogCheckpointer(BaseCheckpointSaver[int]):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, of one thread (``config``) or all, filtered by metadata."""
-        with self._lock:
-            found = self._list(config, filter, before, limit)
-        yield from found
+        yield from self._locked_list(config, filter, before, limit)
 
     def _list(
         self,
