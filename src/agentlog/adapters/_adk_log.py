@@ -18,7 +18,7 @@ as ``adk/state`` ``{delta, source}`` events (``source``: the session and seq tha
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote, unquote
 
@@ -100,7 +100,7 @@ def scoped_delta(delta: Mapping[str, Any], scope: str) -> dict[str, Any]:
     return {key: value for key, value in delta.items() if not key.startswith(_SCOPES)}
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Spec:
     """One agentlog event to append."""
 
@@ -111,18 +111,20 @@ class Spec:
     ignorable: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
 class Trace:
     """The fold of an ADK session's log that appending needs: turns, pending calls, revision."""
 
-    turn: int | None = None
-    step: int | None = None
-    next_turn: int = 1
-    pending: dict[str, None] = field(default_factory=dict)
-    revision: int = -1
-    """Seq of the last event that changed the ADK view (the stale-writer check compares it)."""
-    updated: float = 0.0
-    """ADK timestamp (seconds) of that event."""
+    __slots__ = ("next_turn", "pending", "revision", "step", "turn", "updated")
+
+    def __init__(self) -> None:
+        self.turn: int | None = None
+        self.step: int | None = None
+        self.next_turn = 1
+        self.pending: dict[str, None] = {}
+        self.revision = -1
+        """Seq of the last event that changed the ADK view (the stale-writer check uses it)."""
+        self.updated = 0.0
+        """ADK timestamp (seconds) of that event."""
 
     @classmethod
     def scan(cls, events: Sequence[Event]) -> Trace:

@@ -55,7 +55,7 @@ MAX_DEPTH: Final = 32
 """The longest chain of checkpoint patches; the next checkpoint is stored whole."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CheckpointRecord:
     """Where one checkpoint is stored."""
 
@@ -67,11 +67,9 @@ class CheckpointRecord:
     """The parent checkpoint id."""
     depth: int
     """How many patches lie between the stored checkpoint and a whole tree."""
-    metadata: Any = None
-    """The metadata, once decoded for filtering."""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WriteRecord:
     """One pending write."""
 
@@ -84,7 +82,7 @@ class WriteRecord:
     path: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ThreadIndex:
     """The fold of a thread's events: checkpoints by namespace and id, blobs, writes, strings."""
 

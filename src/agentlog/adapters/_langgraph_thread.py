@@ -129,6 +129,7 @@ class Thread:
         self._written: dict[int, _Written] = {}
         self._trees: dict[int, Any] = {}
         self._bytes: dict[int, tuple[Any, bytes | None]] = {}
+        self._metadata: dict[int, Any] = {}
         for event in session.events:
             self.index.apply(event)
 
@@ -265,9 +266,10 @@ class Thread:
 
     def metadata(self, record: CheckpointRecord) -> Any:
         """The metadata of ``record`` for filtering (decoded once, never handed out)."""
-        if record.metadata is None:
-            record.metadata = self._decode(self._data(record)["metadata"])
-        return record.metadata
+        metadata = self._metadata.get(record.seq)
+        if metadata is None:
+            metadata = self._metadata[record.seq] = self._decode(self._data(record)["metadata"])
+        return metadata
 
     def checkpoint_tuple(
         self, ns: str, checkpoint_id: str, record: CheckpointRecord, config: RunnableConfig
