@@ -20,6 +20,7 @@ import agentlog
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS += sorted((ROOT / "docs" / "adapters").glob("*.md"))  # one page per framework adapter
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -34,7 +35,8 @@ def test_markdown_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.delenv("AGENTLOG_STORE", raising=False)
     namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
     for block in python_blocks(path):
-        exec(compile(block, str(path), "exec"), namespace)
+        # dont_inherit: run as a reader would, without this module's __future__ imports.
+        exec(compile(block, str(path), "exec", dont_inherit=True), namespace)
 
 
 def test_readme_has_examples() -> None:
