@@ -106,3 +106,15 @@ def test_a_session_another_process_writes_is_stale_here_and_nothing_is_written(
     assert found is not None
     assert found.events == []
     sessions.close()
+
+
+def test_a_state_agentlog_cannot_hold_is_refused_and_creates_nothing(
+    store: agentlog.Store,
+) -> None:
+    sessions = AdkSessions(store)
+    with pytest.raises(agentlog.NotLosslessJson, match="state"):
+        sessions.create("app", "u", {"huge": 2**60}, "s")
+    assert store.list() == []
+    created = sessions.create("app", "u", {"fine": 1}, "s")  # the id is still free
+    assert created.state == {"fine": 1}
+    sessions.close()

@@ -206,7 +206,10 @@ def _ends(turn: int, step: int) -> list[Spec]:
 
 
 def _closers(trace: Trace, log: Sequence[Event]) -> list[Spec]:
-    """Close a turn left open by calls nobody answered, as agentlog's repair does."""
+    """Close a turn left open by calls nobody answered, as agentlog's repair does.
+
+    The closers of spec/core.md §10.3 (``openTurnClosers``, cause ``interrupted``).
+    """
     if trace.turn is None:
         return []
     return [
@@ -351,7 +354,12 @@ def _covered(node: Mapping[str, Any], start: float, end: float) -> bool:
 def compaction_spec(
     payload: Mapping[str, Any], span: Sequence[int], state: Mapping[str, Any]
 ) -> Spec:
-    """The ``user/message`` that replaces ``span`` with an ADK compaction's summary."""
+    """The ``user/message`` that replaces ``span`` with an ADK compaction's summary.
+
+    A replace surface op over the span (spec/core.md §5.1) citing every node it shadows in
+    ``sourceEventSeqs`` (§5.3); the session state at that point rides along as ``adkState``, so
+    reading the session after it never needs the shadowed events.
+    """
     message = {
         "id": payload["id"],
         "role": "user",

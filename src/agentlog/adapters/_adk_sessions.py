@@ -87,6 +87,7 @@ class AdkSessions:
     def create(
         self, app: str, user: str, state: Mapping[str, Any] | None, session_id: str | None
     ) -> AdkSession:
+        """``create_session``: the session record, then its ``app:`` / ``user:`` state."""
         sid = (session_id or "").strip() or str(uuid.uuid4())
         key = session_key(app, user, sid)
         values = to_jsonable_python(dict(state or {}), serialize_unknown=True)
@@ -98,6 +99,7 @@ class AdkSessions:
             "state": values,
             "createTime": now,
         }
+        snapshot(record)  # a state agentlog cannot hold is refused before the session exists
         with self._lock:
             try:
                 session = self.store.create(key)
