@@ -21,6 +21,7 @@ LangGraph state is not meant to be mutated in place.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
@@ -81,23 +82,33 @@ def _array_header(length: int) -> bytes:
 
 
 class _Known:
-    """The last list value a channel was written or read with, for delta detection."""
+    """The last list value a channel was written or read with, for delta detection.
 
-    __slots__ = ("ids", "items", "version")
+    Only the items that had no ``id`` are checked again: ``add_messages`` gives such an item its
+    id in place, and never changes an id once set.
+    """
 
-    def __init__(self, version: Any, items: Sequence[Any]) -> None:
+    __slots__ = ("anonymous", "items", "version")
+
+    def __init__(self, version: Any, items: Sequence[Any], previous: _Known | None = None):
         self.version = version
         self.items = tuple(items)
-        self.ids = tuple(getattr(item, "id", None) for item in self.items)
+        start = 0 if previous is None else len(previous.items)
+        kept = () if previous is None else previous.anonymous
+        self.anonymous = (
+            *kept,
+            *(
+                index
+                for index in range(start, len(self.items))
+                if getattr(self.items[index], "id", None) is None
+            ),
+        )
 
     def prefix_of(self, value: list[Any]) -> bool:
         items = self.items
-        if len(value) < len(items):
+        if len(value) < len(items) or not all(map(operator.is_, value, items)):
             return False
-        for index, item in enumerate(items):
-            if value[index] is not item or getattr(item, "id", None) != self.ids[index]:
-                return False
-        return True
+        return all(getattr(items[index], "id", None) is None for index in self.anonymous)
 
 
 class _Written:
@@ -165,7 +176,7 @@ class Thread:
                     blob["base"] = previous.version
                     start = len(previous.items)
                 blob["items"] = [self._item(item) for item in value[start:]]
-                known[(ns, channel)] = _Known(version, value)
+                known[(ns, channel)] = _Known(version, value, previous if start else None)
             else:
                 blob["value"] = self._share(self._raw(value))
             blobs[channel] = blob
