@@ -94,8 +94,8 @@ class _Known:
         self.version = version
         self.items = tuple(items)
         start = 0 if previous is None else len(previous.items)
-        kept = () if previous is None else previous.anonymous
-        self.anonymous = (
+        kept: tuple[int, ...] = () if previous is None else previous.anonymous
+        self.anonymous: tuple[int, ...] = (
             *kept,
             *(
                 index
