@@ -117,3 +117,21 @@ def test_the_summary_of_a_compaction() -> None:
     compaction = EventCompaction(start_timestamp=1.0, end_timestamp=2.0, compacted_content=summary)
     event = Event(author="user", actions=EventActions(compaction=compaction))
     assert summary_text(event_payload(event)) == "short"
+
+
+class _Opaque:
+    """Not JSON: ADK stores its repr, as its own services do."""
+
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+def test_a_value_json_cannot_hold_is_stored_as_json_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    event = Event(invocation_id="i", actions=EventActions(state_delta={"thing": _Opaque()}))
+    with caplog.at_level("WARNING", logger="agentlog.adapters.adk"):
+        payload = event_payload(event)
+    assert "cannot represent" in caplog.text
+    restored = Event.model_validate_json(orjson.dumps(payload))
+    assert restored.actions.state_delta == {"thing": "<opaque>"}

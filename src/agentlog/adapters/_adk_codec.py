@@ -42,12 +42,13 @@ Kind = Literal["user", "model", "responses", "other"]
 def event_payload(event: Event) -> dict[str, Any]:
     """The JSON dump of ``event`` that reads back as an equal event.
 
-    Fields at their defaults are left out; when that does not read back equal, every field is
-    kept. A value JSON cannot hold (an arbitrary object in ``output`` or a state delta) is
-    stored as ADK's own persistent services store it, with a warning.
+    Fields at their defaults are left out. An event with a field that takes any Python value is
+    read back at once to check: when the short dump is not equal, every field is kept, and a
+    value JSON cannot hold (an arbitrary object in ``output`` or a state delta) is stored as
+    ADK's own persistent services store it, with a warning.
     """
     payload: dict[str, Any] = orjson.loads(event.model_dump_json(exclude_defaults=True))
-    if _reads_back(payload, event):
+    if not _may_not_read_back(event) or _reads_back(payload, event):
         return payload
     payload = orjson.loads(event.model_dump_json())
     if not _reads_back(payload, event):
@@ -56,6 +57,24 @@ def event_payload(event: Event) -> dict[str, Any]:
             event.id,
         )
     return payload
+
+
+def _may_not_read_back(event: Event) -> bool:
+    """Whether ``event`` holds a field that takes any Python value (so its dump is checked).
+
+    Every other field is typed JSON (strings, numbers, bytes, enums, nested models), which a
+    dump without defaults reads back equal; checking each event would double its cost.
+    """
+    actions = event.actions
+    return bool(
+        event.output is not None
+        or event.custom_metadata
+        or actions.state_delta
+        or actions.agent_state
+        or actions.set_model_response is not None
+        or actions.requested_auth_configs
+        or actions.route is not None
+    )
 
 
 def _reads_back(payload: Mapping[str, Any], event: Event) -> bool:
