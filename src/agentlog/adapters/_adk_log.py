@@ -134,6 +134,17 @@ class Trace:
             trace.observe(event)
         return trace
 
+    @classmethod
+    def revision_of(cls, events: Sequence[Event]) -> Trace:
+        """Only the revision and update time of a log, found from its end (for reading)."""
+        trace = cls()
+        for index in range(len(events) - 1, -1, -1):
+            event = events[index]
+            if carried(event.data) is not None or event.type == SESSION_RECORD:
+                trace.observe(event)
+                break
+        return trace
+
     def observe(self, event: Event) -> None:
         """Fold one appended event."""
         data = event.data

@@ -54,6 +54,7 @@ from agentlog.errors import (
 from agentlog.events import Event
 from agentlog.session import Session
 from agentlog.stores import Store
+from agentlog.stores.restore import collector_paused
 from agentlog.values import snapshot, thaw
 
 __all__ = ["OPEN_SESSIONS", "AdkSessions"]
@@ -126,7 +127,10 @@ class AdkSessions:
             if config is not None and config.num_recent_events is not None:
                 count = config.num_recent_events
                 carriers = carriers[-count:] if count else []
-            events = [self._decode(session, carrier) for carrier in carriers]
+            # Many small acyclic objects: the collector would walk the whole heap again and
+            # again (most of the time of a long session's read) and find nothing to free.
+            with collector_paused():
+                events = [self._decode(session, carrier) for carrier in carriers]
             return self._adk_session(app, user, sid, session, trace, {}, events=events)
 
     def list(self, app: str, user: str | None) -> ListSessionsResponse:
@@ -300,7 +304,7 @@ class AdkSessions:
             session = self.store.inspect(key)
         except SessionNotFound:
             return None
-        return session, Trace.scan(session.events)
+        return session, Trace.revision_of(session.events)
 
     def scoped(self, target: str, cache: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         if cache is not None and target in cache:

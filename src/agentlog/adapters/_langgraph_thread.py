@@ -53,6 +53,7 @@ from agentlog.adapters._langgraph_index import (
     checkpoint_id_of,
 )
 from agentlog.session import Session
+from agentlog.stores.restore import collector_paused
 
 __all__ = ["PREFIX", "Thread", "session_id", "thread_id"]
 
@@ -342,13 +343,14 @@ class Thread:
             return self._decode(chain[0]["value"])
         trees = [tree for blob in chain for tree in blob["items"]]
         packed = [self._packed(tree) for tree in trees]
-        if all(data is not None for data in packed):
-            # One msgpack array of the items' own bytes: the serde decodes it as it would
-            # the whole list, in one call.
-            whole = _array_header(len(packed)) + b"".join(packed)  # type: ignore[arg-type]
-            items = self.serde.loads_typed(("msgpack", whole))
-        else:
-            items = [self._decode(self._item_tree(tree)) for tree in trees]
+        with collector_paused():  # many small acyclic objects: nothing for the collector
+            if all(data is not None for data in packed):
+                # One msgpack array of the items' own bytes: the serde decodes it as it would
+                # the whole list, in one call.
+                whole = _array_header(len(packed)) + b"".join(packed)  # type: ignore[arg-type]
+                items = self.serde.loads_typed(("msgpack", whole))
+            else:
+                items = [self._decode(self._item_tree(tree)) for tree in trees]
         self._known[(ns, channel)] = _Known(version, items)
         return items
 
