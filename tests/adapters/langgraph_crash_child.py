@@ -29,8 +29,11 @@ def main(url: str, thread: str, ready: Path) -> None:
     checkpointer = AgentlogCheckpointer(url)
     run_turns(build().compile(checkpointer=checkpointer), thread, range(1))
     graph = build([lookup]).compile(checkpointer=checkpointer)
-    graph.invoke(ask(1), config(thread))
-    graph.invoke(Command(resume=True), config(thread))
+    # durability="sync": each checkpoint is durable before the next step starts, so the one
+    # before the tool is stored when the test kills us (LangGraph's default writes it in the
+    # background, and a kill may come first).
+    graph.invoke(ask(1), config(thread), durability="sync")
+    graph.invoke(Command(resume=True), config(thread), durability="sync")
 
 
 if __name__ == "__main__":
