@@ -38,7 +38,8 @@ def test_markdown_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.delenv("AGENTLOG_STORE", raising=False)
     namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
     for block in python_blocks(path):
-        exec(compile(block, str(path), "exec"), namespace)
+        # dont_inherit: run as a reader would, without this module's __future__ imports.
+        exec(compile(block, str(path), "exec", dont_inherit=True), namespace)
 
 
 def test_readme_has_examples() -> None:
