@@ -24,6 +24,7 @@ from agentlog.events.envelope import (
     envelope_is_valid,
     event_from_checked_wire,
     event_from_owned_wire,
+    event_or_record,
     new_event,
 )
 from agentlog.events.rules import (
@@ -62,6 +63,7 @@ __all__ = [
     "event_from_checked_wire",
     "event_from_owned_wire",
     "event_message",
+    "event_or_record",
     "expand_stream",
     "is_declared",
     "new_event",

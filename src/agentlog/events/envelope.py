@@ -7,6 +7,7 @@ code. Stores serialise it as it is, and ``to_wire()`` gives a plain mutable copy
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from agentlog.errors import EventRejected
@@ -15,12 +16,14 @@ from agentlog.values import (
     MAX_SAFE_INTEGER,
     FrozenDict,
     JsonValue,
+    freeze_event_record,
     freeze_owned,
     is_safe_integer,
     is_seq,
     retype,
     snapshot,
     thaw,
+    untrack,
 )
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "envelope_is_valid",
     "event_from_checked_wire",
     "event_from_owned_wire",
+    "event_or_record",
     "new_event",
 ]
 
@@ -139,12 +143,35 @@ def event_from_owned_wire(wire: dict[str, Any]) -> Event:
     """
     if type(wire) is Event:
         return wire
-    frozen = freeze_owned(wire)
-    _check_wire(frozen)
+    frozen = freeze_event_record(wire)  # the accelerator: freeze and envelope in one call
+    if frozen is not None:
+        _check_rules(frozen)
+    else:
+        frozen = freeze_owned(wire)
+        _check_wire(frozen)
     if type(frozen["seq"]) is not int or type(frozen["time"]) is not int:
         return event_from_checked_wire(frozen)  # normalizes integral floats (a copy)
     event: Event = retype(frozen, Event)  # type: ignore[assignment]  # an Event by retype()
     return event
+
+
+def event_or_record(wire: dict[str, Any]) -> Mapping[str, Any]:
+    """The event a freshly parsed record makes, if it passes every event-local check, else it.
+
+    What a store's reader calls on each record while it is fresh (in the processor's caches),
+    so that loading a log does not walk every record again: with the C accelerator, a record
+    whose envelope, values and per-type rules are valid becomes its ``Event`` in place. Any
+    other record is returned as it is (perhaps partly frozen) and never raises here:
+    ``event_from_owned_wire`` diagnoses it where the log is rebuilt, with its location.
+    """
+    frozen = freeze_event_record(wire)
+    if frozen is None:
+        return wire
+    try:
+        check_event(frozen["type"], frozen["data"])
+    except RuleViolation:
+        return frozen
+    return retype(frozen, Event)
 
 
 def _check_wire(frozen: Any) -> None:
@@ -158,6 +185,15 @@ def _check_wire(frozen: Any) -> None:
             "session event has an invalid event envelope",
             event_type=frozen.get("type") if isinstance(frozen, dict) else None,
         )
+    _check_rules(frozen)
+
+
+def _check_rules(frozen: Any) -> None:
+    """The per-type rules of an event whose envelope is valid.
+
+    Raises:
+        agentlog.EventRejected: naming the seq.
+    """
     try:
         check_event(frozen["type"], frozen["data"])
     except RuleViolation as violation:
@@ -201,7 +237,7 @@ def event_from_checked_wire(wire: dict[str, Any]) -> Event:
     if type(wire["seq"]) is not int or type(wire["time"]) is not int:
         dict.__setitem__(event, "seq", int(wire["seq"]))
         dict.__setitem__(event, "time", int(wire["time"]))
-    return event
+    return untrack(event)  # type: ignore[no-any-return]  # the same Event
 
 
 def new_event(
@@ -227,4 +263,4 @@ def new_event(
         wire["ignorable"] = True
     event: Event = _dict_new(Event)
     _dict_init(event, wire)
-    return event
+    return untrack(event)  # type: ignore[no-any-return]  # the same Event

@@ -16,6 +16,7 @@ import orjson
 from agentlog.values._frozen import FrozenDict, FrozenList
 from agentlog.values._snapshot import (
     MAX_SAFE_INTEGER,
+    freeze_event_record,
     freeze_owned,
     is_frozen,
     json_path,
@@ -23,6 +24,7 @@ from agentlog.values._snapshot import (
     share_strings,
     snapshot,
     thaw_walk,
+    untrack,
 )
 from agentlog.values._text import dumps, loads
 
@@ -32,6 +34,7 @@ __all__ = [
     "FrozenList",
     "JsonValue",
     "dumps",
+    "freeze_event_record",
     "freeze_owned",
     "is_frozen",
     "is_safe_integer",
@@ -44,6 +47,7 @@ __all__ = [
     "share_strings",
     "snapshot",
     "thaw",
+    "untrack",
 ]
 
 JsonValue: TypeAlias = Any

@@ -21,11 +21,13 @@ __all__ = [
     "c_snapshot",
     "freeze_owned",
     "is_frozen",
+    "freeze_event_record",
     "python_snapshot",
     "retype",
     "share_strings",
     "snapshot",
     "thaw_walk",
+    "untrack",
 ]
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -147,6 +149,41 @@ accelerator does it (a bounded table of recent strings; ``str`` is immutable, so
 observable changes); without it this does nothing. Never pass a caller's object: its dicts and
 lists are changed in place.
 """
+
+
+def _untrack_nothing(value: Any) -> Any:
+    """``untrack`` without the accelerator: the collector keeps tracking ``value``."""
+    return value
+
+
+untrack: Callable[[Any], Any] = _untrack_nothing if _speedups is None else _speedups.untrack
+"""Take a frozen container (an ``Event`` too) out of the cyclic garbage collector's lists.
+
+Frozen values are immutable and hold only scalars and frozen values built before them, so no
+reference cycle can pass through one: the collector would walk a long session's whole log at
+every full collection and find nothing (DESIGN.md, Performance targets: no collector stalls).
+Reference counting still frees them. The accelerator's ``snapshot`` and ``freeze_owned``
+untrack what they build; this serves frozen containers built elsewhere (events). Without the
+accelerator it does nothing (Python has no way to untrack an object), which changes no value.
+"""
+
+
+def freeze_event_record(record: dict[str, Any]) -> FrozenDict | None:
+    """A freshly parsed event record with its envelope checked, frozen in place, if it can be.
+
+    The accelerator's one-call path for the stores' readers: the envelope of spec/core.md
+    §2.1 (only envelope keys, a ``str`` type, ``int`` seq and time in range, ``data`` present,
+    ``ignorable`` absent or ``true``) and the lossless domain of every value, as
+    ``freeze_owned``. ``None`` when the accelerator is missing or the record needs the general
+    path (which diagnoses); what was frozen by then stays frozen and valid. Never pass a
+    caller's object: it is changed.
+    """
+    if _speedups is None:
+        return None
+    try:
+        return _speedups.freeze_event_record(record)  # type: ignore[no-any-return]  # C
+    except (_Reject, RecursionError):
+        return None
 
 
 def retype(value: FrozenDict, subtype: type[FrozenDict]) -> FrozenDict:

@@ -18,6 +18,15 @@
  * freed memory), it replaces every short string value by the equal one a small two-way
  * set-associative table holds, if any. The table is bounded (unique strings such as ids only
  * evict each other) and holds immutable str objects only, so sharing is invisible to callers.
+ *
+ * Every frozen container this module finishes is taken out of the cyclic garbage collector's
+ * lists (PyObject_GC_UnTrack): it is immutable, and it holds only scalars and frozen
+ * containers built before it, so it can never be part of a reference cycle, and a collection
+ * has nothing to find in it. A long session's log then costs the collector nothing, instead of
+ * a walk of every event at each full collection. Reference counting still frees every frozen
+ * value the moment the last reference goes. (Code that mutates one anyway through the C-level
+ * dict/list methods could build a cycle the collector would no longer see; the Python-level
+ * mutators raise.)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -112,6 +121,7 @@ snap_dict(PyObject *value, int depth)
             return NULL;
         }
     }
+    PyObject_GC_UnTrack(out); /* filled: from now on immutable and acyclic */
     return out;
 }
 
@@ -137,6 +147,7 @@ snap_list(PyObject *value, int depth)
             return NULL;
         }
     }
+    PyObject_GC_UnTrack(out);
     return out;
 }
 
@@ -278,6 +289,7 @@ freeze_container(PyObject *value, PyObject *target, int depth)
     }
     Py_INCREF(target);
     Py_SET_TYPE(value, (PyTypeObject *)target);
+    PyObject_GC_UnTrack(value);
     return 0;
 }
 
@@ -357,8 +369,85 @@ speedups_retype(PyObject *module, PyObject *args)
     PyTypeObject *old = Py_TYPE(value);
     Py_SET_TYPE(value, subtype);
     Py_DECREF(old);
+    PyObject_GC_UnTrack(value);
     Py_INCREF(value);
     return value;
+}
+
+/* untrack(value): take a frozen container (an Event too) out of the collector's lists. */
+static PyObject *
+speedups_untrack(PyObject *module, PyObject *value)
+{
+    if (FrozenDictType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(value, (PyTypeObject *)FrozenDictType) &&
+        !PyObject_TypeCheck(value, (PyTypeObject *)FrozenListType)) {
+        PyErr_SetString(PyExc_TypeError, "untrack() takes a FrozenDict or a FrozenList");
+        return NULL;
+    }
+    PyObject_GC_UnTrack(value);
+    Py_INCREF(value);
+    return value;
+}
+
+/*
+ * freeze_event_record(record): for a freshly parsed record nobody else holds, check the event
+ * envelope (spec/core.md §2.1: only envelope keys; a str type; a seq that is an int in
+ * 0..2**53-1; a time that is an int within +-(2**53-1); data present; ignorable absent or
+ * true) and freeze the record in place as freeze_in_place does. One C call instead of a freeze
+ * and an envelope check written in Python. Anything else (an integral float seq, a bad
+ * envelope, a value to diagnose) raises Fallback, and the caller takes the general path, which
+ * names the problem; what was frozen by then stays frozen and valid.
+ */
+static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
+
+static int
+safe_int(PyObject *value, long long low)
+{
+    if (Py_TYPE(value) != &PyLong_Type) {
+        return 0;
+    }
+    int overflow = 0;
+    long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (number == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !overflow && number >= low && number <= MAX_SAFE_INTEGER;
+}
+
+static PyObject *
+speedups_freeze_event_record(PyObject *module, PyObject *record)
+{
+    if (FrozenDictType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+        return NULL;
+    }
+    if (Py_TYPE(record) != &PyDict_Type) {
+        return fallback();
+    }
+    PyObject *found[7];
+    Py_ssize_t present = 0;
+    for (int i = 0; i < 7; i++) {
+        found[i] = PyDict_GetItemWithError(record, EnvelopeKeys[i]);
+        if (found[i] == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        present += found[i] != NULL;
+    }
+    if (present != PyDict_GET_SIZE(record) || found[0] == NULL ||
+        !PyUnicode_CheckExact(found[0]) || found[1] == NULL || !safe_int(found[1], 0) ||
+        found[2] == NULL || !safe_int(found[2], -MAX_SAFE_INTEGER) || found[3] == NULL ||
+        (found[6] != NULL && found[6] != Py_True)) {
+        return fallback();
+    }
+    if (freeze(record, 0) < 0) {
+        return NULL;
+    }
+    Py_INCREF(record);
+    return record;
 }
 
 static PyObject *
@@ -404,6 +493,10 @@ static PyMethodDef speedups_methods[] = {
      "Replace the short string values of plain dicts and lists by equal shared ones, in place."},
     {"retype", speedups_retype, METH_VARARGS,
      "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
+    {"untrack", speedups_untrack, METH_O,
+     "Take a frozen container out of the cyclic garbage collector's lists; return it."},
+    {"freeze_event_record", speedups_freeze_event_record, METH_O,
+     "Check a freshly parsed record's event envelope and freeze it in place, or fall back."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -418,6 +511,14 @@ PyInit__speedups(void)
     EmptyTuple = PyTuple_New(0);
     if (EmptyTuple == NULL) {
         return NULL;
+    }
+    static const char *envelope[7] = {"type", "seq", "time", "data", "surfaceOp",
+                                      "sourceEventSeqs", "ignorable"};
+    for (int i = 0; i < 7; i++) {
+        EnvelopeKeys[i] = PyUnicode_InternFromString(envelope[i]);
+        if (EnvelopeKeys[i] == NULL) {
+            return NULL;
+        }
     }
     return PyModule_Create(&speedups_module);
 }
