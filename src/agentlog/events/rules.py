@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from agentlog.values import MAX_SAFE_INTEGER, is_safe_integer, is_seq
 
-__all__ = ["RuleViolation", "check_event", "check_event_data", "event_message"]
+__all__ = ["RULE_TYPES", "RuleViolation", "check_event", "check_event_data", "event_message"]
 
 
 class RuleViolation(Exception):
@@ -84,7 +84,7 @@ def _check_message_event(event_type: str, data: Any, shape: bool) -> None:
         has_additions = False
         for block in blocks:
             block_type = block.get("type") if isinstance(block, dict) else None
-            if block_type not in _TOOL_CHANGE_BLOCKS:
+            if type(block_type) is not str or block_type not in _TOOL_CHANGE_BLOCKS:
                 continue
             if not _nonempty_str(block.get("toolName")):
                 raise RuleViolation(f"{block_type} requires a nonempty toolName")
@@ -97,7 +97,8 @@ def _check_message_event(event_type: str, data: Any, shape: bool) -> None:
             raise RuleViolation("requires headerSeq exactly when tool additions are present")
     else:
         for block in blocks:
-            if isinstance(block, dict) and block.get("type") in _TOOL_CHANGE_BLOCKS:
+            block_type = block.get("type") if isinstance(block, dict) else None
+            if type(block_type) is str and block_type in _TOOL_CHANGE_BLOCKS:
                 raise RuleViolation("tool-change blocks require developer role")
     if (
         event_type == "tool/result"
@@ -177,7 +178,8 @@ def _check_request_header(data: Any, shape: bool) -> None:
         or any(value is not True or key not in config for key, value in defaults.items())
     ):
         raise RuleViolation("has invalid adapterDefaults")
-    if data.get("reason") not in _REASONS:
+    reason = data.get("reason")
+    if type(reason) is not str or reason not in _REASONS:
         raise RuleViolation("has an invalid reason")
     if "startsSeries" in data and data["startsSeries"] is not True:
         raise RuleViolation("has an invalid startsSeries marker")
@@ -206,6 +208,10 @@ _CHECKS: Final[dict[str, Callable[[Any, bool], None]]] = {
     "request/header": _check_request_header,
     "assistant/attempt": _check_attempt,
 }
+
+
+RULE_TYPES: Final = frozenset(_CHECKS)
+"""The event types that have per-type rules; every other type's data is any JSON value."""
 
 
 def check_event_data(event_type: str, data: Any) -> None:
