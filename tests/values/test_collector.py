@@ -178,11 +178,12 @@ def test_a_cold_open_adds_nothing_for_the_collector_to_walk(tmp_path: Path) -> N
 _FALLBACK = """
 import gc, sys
 from agentlog import Session, messages, open_store
-from agentlog.values import _snapshot, freeze_event_record, snapshot, untrack
+from agentlog.events import settle_owned_wire
+from agentlog.values import _snapshot, snapshot, untrack
 assert _snapshot._speedups is None
 frozen = snapshot({"a": [1, {"b": "c"}]})
 assert untrack(frozen) is frozen and gc.is_tracked(frozen)
-assert freeze_event_record({"type": "x", "seq": 0, "time": 0, "data": {}}) is None
+assert settle_owned_wire({"type": "x", "seq": 0, "time": 0, "data": {}}) is None
 url = "jsonl:///" + sys.argv[1]
 with open_store(url) as store, store.create("s") as session:
     with session.batch():

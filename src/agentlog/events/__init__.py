@@ -26,8 +26,10 @@ from agentlog.events.envelope import (
     event_from_owned_wire,
     event_or_record,
     new_event,
+    settle_owned_wire,
 )
 from agentlog.events.rules import (
+    RULE_TYPES,
     RuleViolation,
     check_event,
     check_event_data,
@@ -46,6 +48,7 @@ __all__ = [
     "KNOWN_EVENT_TYPES",
     "MESSAGE_PROJECTION_EVENT_TYPES",
     "PROJECTION_TYPES",
+    "RULE_TYPES",
     "SURFACE_EVENT_TYPES",
     "Badge",
     "Event",
@@ -69,5 +72,6 @@ __all__ = [
     "new_event",
     "record_stream",
     "render_event_catalog",
+    "settle_owned_wire",
     "validate_stream",
 ]

@@ -11,16 +11,16 @@ from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from agentlog.errors import EventRejected
-from agentlog.events.rules import RuleViolation, check_event
+from agentlog.events.rules import RULE_TYPES, RuleViolation, check_event
 from agentlog.values import (
     MAX_SAFE_INTEGER,
     FrozenDict,
     JsonValue,
-    freeze_event_record,
     freeze_owned,
     is_safe_integer,
     is_seq,
     retype,
+    settle_event_record,
     snapshot,
     thaw,
     untrack,
@@ -35,6 +35,7 @@ __all__ = [
     "event_from_owned_wire",
     "event_or_record",
     "new_event",
+    "settle_owned_wire",
 ]
 
 SurfaceOp = Literal["append"] | dict[str, Any]
@@ -143,16 +144,35 @@ def event_from_owned_wire(wire: dict[str, Any]) -> Event:
     """
     if type(wire) is Event:
         return wire
-    frozen = freeze_event_record(wire)  # the accelerator: freeze and envelope in one call
-    if frozen is not None:
-        _check_rules(frozen)
-    else:
-        frozen = freeze_owned(wire)
-        _check_wire(frozen)
+    settled = settle_owned_wire(wire)  # the accelerator: every check in one call
+    if type(settled) is Event:
+        return settled
+    frozen = freeze_owned(wire)
+    _check_wire(frozen)
     if type(frozen["seq"]) is not int or type(frozen["time"]) is not int:
         return event_from_checked_wire(frozen)  # normalizes integral floats (a copy)
     event: Event = retype(frozen, Event)  # type: ignore[assignment]  # an Event by retype()
     return event
+
+
+def settle_owned_wire(wire: dict[str, Any]) -> Mapping[str, Any] | None:
+    """A freshly parsed record settled into its ``Event`` by the C accelerator, if it can be.
+
+    One C call checks the envelope, freezes the record in place and applies the message rules
+    to plainly valid data (``agentlog.values.settle_event_record``); the Python rules finish
+    what it leaves. Returns the ``Event``; the frozen record when a rule fails (for
+    ``event_from_owned_wire`` to name it); ``None`` when the record needs the general path (no
+    accelerator, range-encoded citations, a bad envelope). Never raises for the record's
+    content.
+    """
+    settled = settle_event_record(wire, Event, RULE_TYPES)
+    if settled is None or type(settled) is Event:
+        return settled
+    try:
+        check_event(settled["type"], settled["data"])
+    except RuleViolation:
+        return settled
+    return retype(settled, Event)
 
 
 def event_or_record(wire: dict[str, Any]) -> Mapping[str, Any]:
@@ -164,14 +184,8 @@ def event_or_record(wire: dict[str, Any]) -> Mapping[str, Any]:
     other record is returned as it is (perhaps partly frozen) and never raises here:
     ``event_from_owned_wire`` diagnoses it where the log is rebuilt, with its location.
     """
-    frozen = freeze_event_record(wire)
-    if frozen is None:
-        return wire
-    try:
-        check_event(frozen["type"], frozen["data"])
-    except RuleViolation:
-        return frozen
-    return retype(frozen, Event)
+    settled = settle_owned_wire(wire)
+    return wire if settled is None else settled
 
 
 def _check_wire(frozen: Any) -> None:

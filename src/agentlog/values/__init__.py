@@ -16,11 +16,11 @@ import orjson
 from agentlog.values._frozen import FrozenDict, FrozenList
 from agentlog.values._snapshot import (
     MAX_SAFE_INTEGER,
-    freeze_event_record,
     freeze_owned,
     is_frozen,
     json_path,
     retype,
+    settle_event_record,
     share_strings,
     snapshot,
     thaw_walk,
@@ -34,7 +34,6 @@ __all__ = [
     "FrozenList",
     "JsonValue",
     "dumps",
-    "freeze_event_record",
     "freeze_owned",
     "is_frozen",
     "is_safe_integer",
@@ -44,6 +43,7 @@ __all__ = [
     "json_path",
     "loads",
     "retype",
+    "settle_event_record",
     "share_strings",
     "snapshot",
     "thaw",

@@ -21,7 +21,7 @@ __all__ = [
     "c_snapshot",
     "freeze_owned",
     "is_frozen",
-    "freeze_event_record",
+    "settle_event_record",
     "python_snapshot",
     "retype",
     "share_strings",
@@ -144,7 +144,8 @@ share_strings: Callable[[Any], None] = (
 
 A parser makes a new ``str`` for each ``"text"``, ``"assistant"`` or model name of a log, so a
 loaded session would hold tens of thousands of equal copies; the stores' readers call this on
-each record right after parsing, so the parser's next record reuses the memory. Only the C
+each record right after parsing, so the parser's next record reuses the memory (the
+accelerator's ``freeze_owned`` and ``settle_event_record`` share the same way). Only the C
 accelerator does it (a bounded table of recent strings; ``str`` is immutable, so nothing
 observable changes); without it this does nothing. Never pass a caller's object: its dicts and
 lists are changed in place.
@@ -168,20 +169,27 @@ accelerator it does nothing (Python has no way to untrack an object), which chan
 """
 
 
-def freeze_event_record(record: dict[str, Any]) -> FrozenDict | None:
-    """A freshly parsed event record with its envelope checked, frozen in place, if it can be.
+def settle_event_record(
+    record: dict[str, Any], subtype: type[FrozenDict], rule_types: frozenset[str]
+) -> FrozenDict | None:
+    """A freshly parsed event record checked and frozen in place, if the accelerator can.
 
-    The accelerator's one-call path for the stores' readers: the envelope of spec/core.md
-    §2.1 (only envelope keys, a ``str`` type, ``int`` seq and time in range, ``data`` present,
-    ``ignorable`` absent or ``true``) and the lossless domain of every value, as
-    ``freeze_owned``. ``None`` when the accelerator is missing or the record needs the general
-    path (which diagnoses); what was frozen by then stays frozen and valid. Never pass a
-    caller's object: it is changed.
+    The stores' readers' one C call per record of a current-format log: the envelope of
+    spec/core.md §2.1 (only envelope keys, a ``str`` type, ``int`` seq and time in range,
+    ``data`` present, ``ignorable`` absent or ``true``, citations as plain ints), the lossless
+    domain of every value (short strings shared as ``share_strings`` does, the type interned),
+    and the per-type data rules of the message types when their data is plainly valid. Returns
+    the record as a ``subtype`` when every check passed; as a ``FrozenDict`` when the types in
+    ``rule_types`` still need the Python rules (which name what is wrong); ``None`` when the
+    accelerator is missing or the general path must read the record. What was frozen by then
+    stays frozen and valid. Never pass a caller's object: it is changed.
     """
     if _speedups is None:
         return None
     try:
-        return _speedups.freeze_event_record(record)  # type: ignore[no-any-return]  # C
+        return _speedups.settle_event_record(  # type: ignore[no-any-return]  # C
+            record, subtype, rule_types
+        )
     except (_Reject, RecursionError):
         return None
 

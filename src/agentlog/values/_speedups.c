@@ -267,14 +267,23 @@ freeze_container(PyObject *value, PyObject *target, int depth)
         fallback();
         return -1;
     }
+    /* Short string values are shared on the way, as share_strings does (one walk for both). */
     if (Py_TYPE(value) == &PyDict_Type) {
         Py_ssize_t pos = 0;
         PyObject *key, *item;
         while (PyDict_Next(value, &pos, &key, &item)) {
-            if (!PyUnicode_CheckExact(key) || freeze(item, depth + 1) < 0) {
-                if (!PyErr_Occurred()) {
-                    fallback();
+            if (!PyUnicode_CheckExact(key)) {
+                fallback();
+                return -1;
+            }
+            if (PyUnicode_CheckExact(item)) {
+                PyObject *shared = shared_string(item);
+                /* Replacing the value of an existing key keeps the iteration valid. */
+                if (shared == NULL || (shared != item && PyDict_SetItem(value, key, shared) < 0)) {
+                    return -1;
                 }
+            }
+            else if (freeze(item, depth + 1) < 0) {
                 return -1;
             }
         }
@@ -282,7 +291,19 @@ freeze_container(PyObject *value, PyObject *target, int depth)
     else {
         Py_ssize_t size = PyList_GET_SIZE(value);
         for (Py_ssize_t i = 0; i < size; i++) {
-            if (freeze(PyList_GET_ITEM(value, i), depth + 1) < 0) {
+            PyObject *item = PyList_GET_ITEM(value, i);
+            if (PyUnicode_CheckExact(item)) {
+                PyObject *shared = shared_string(item);
+                if (shared == NULL) {
+                    return -1;
+                }
+                if (shared != item) {
+                    Py_INCREF(shared);
+                    PyList_SET_ITEM(value, i, shared);
+                    Py_DECREF(item);
+                }
+            }
+            else if (freeze(item, depth + 1) < 0) {
                 return -1;
             }
         }
@@ -393,15 +414,35 @@ speedups_untrack(PyObject *module, PyObject *value)
 }
 
 /*
- * freeze_event_record(record): for a freshly parsed record nobody else holds, check the event
- * envelope (spec/core.md §2.1: only envelope keys; a str type; a seq that is an int in
- * 0..2**53-1; a time that is an int within +-(2**53-1); data present; ignorable absent or
- * true) and freeze the record in place as freeze_in_place does. One C call instead of a freeze
- * and an envelope check written in Python. Anything else (an integral float seq, a bad
- * envelope, a value to diagnose) raises Fallback, and the caller takes the general path, which
- * names the problem; what was frozen by then stays frozen and valid.
+ * settle_event_record(record, event_type, rule_types): the stores' readers' one call per fresh
+ * record of a current-format log. It checks the event envelope (spec/core.md §2.1: only
+ * envelope keys; a str type; a seq that is an int in 0..2**53-1; a time that is an int within
+ * +-(2**53-1); data present; ignorable absent or true; sourceEventSeqs, if present, a list of
+ * plain ints), interns the type, and freezes the record in place as freeze_in_place does (short
+ * strings shared on the way). Then the per-type data rules (spec/core.md §4 step 7, §9.1
+ * step 4): a type outside rule_types has none; a message type is accepted here when its data is
+ * plainly valid (message_rules_hold below). The record comes back as an event_type instance
+ * when every check passed, as a FrozenDict when rules remain for the Python checks (which name
+ * the rule), and Fallback is raised for anything the general path must read or diagnose
+ * (range-encoded citations, a bad envelope, a value outside the domain); what was frozen by
+ * then stays frozen and valid.
  */
 static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
+static PyObject *MessageTypes[5]; /* user, assistant, tool, system, developer */
+static PyObject *Keys[19];
+
+enum {
+    K_MESSAGE, K_ROLE, K_CONTENT, K_TYPE, K_ERROR, K_IS_ERROR, K_TURN, K_STEP, K_STREAM, K_ID,
+    K_SOURCE, K_KIND, K_PROVIDER, K_MODEL, K_CALL_ID, K_TOOL_CALL_ID, K_TOOL_ADDITION,
+    K_TOOL_REMOVAL, K_SYSTEM_PROMPT
+};
+static const char *KeyNames[19] = {
+    "message", "role", "content", "type", "error", "isError", "turn", "step", "stream", "id",
+    "source", "kind", "provider", "model", "callId", "toolCallId", "tool-addition",
+    "tool-removal", "system-prompt",
+};
+static const char *Roles[5] = {"user", "assistant", "tool", "system", "developer"};
+static PyObject *RoleNames[5];
 
 static int
 safe_int(PyObject *value, long long low)
@@ -418,11 +459,107 @@ safe_int(PyObject *value, long long low)
     return !overflow && number >= low && number <= MAX_SAFE_INTEGER;
 }
 
+/* A borrowed item of a dict, NULL when absent or when `dict` is no dict (never an error). */
 static PyObject *
-speedups_freeze_event_record(PyObject *module, PyObject *record)
+get(PyObject *dict, int key)
 {
-    if (FrozenDictType == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+    if (dict == NULL || !PyDict_Check(dict)) {
+        return NULL;
+    }
+    PyObject *item = PyDict_GetItemWithError(dict, Keys[key]);
+    if (item == NULL) {
+        PyErr_Clear();
+    }
+    return item;
+}
+
+static int
+nonempty_str(PyObject *value)
+{
+    return value != NULL && PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0;
+}
+
+static int
+is_text(PyObject *value, PyObject *text)
+{
+    return value != NULL && PyUnicode_CheckExact(value) &&
+           (value == text || PyUnicode_Compare(value, text) == 0);
+}
+
+/*
+ * Whether the data of a message event (kind 0-3: user, assistant, tool result, system) is
+ * plainly valid under rules.py's _check_message_event with its shape checks: 1 means those
+ * checks all pass; 0 means "let them decide" (they name the broken rule, or accept what this
+ * stricter test leaves to them, such as an integral float turn). Developer messages, with
+ * their tool-change rules, are always left to them.
+ */
+static int
+message_rules_hold(int kind, PyObject *data)
+{
+    if (!PyDict_Check(data)) {
+        return 0;
+    }
+    PyObject *message = kind == 0 ? data : get(data, K_MESSAGE);
+    PyObject *content = get(message, K_CONTENT);
+    if (content == NULL || !PyList_Check(content)) {
+        return 0; /* also when there is no message object */
+    }
+    Py_ssize_t size = PyList_GET_SIZE(content);
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *block_type = get(PyList_GET_ITEM(content, i), K_TYPE);
+        if (is_text(block_type, Keys[K_TOOL_ADDITION]) ||
+            is_text(block_type, Keys[K_TOOL_REMOVAL])) {
+            return 0; /* tool-change blocks require developer role */
+        }
+    }
+    if (kind == 2 && get(data, K_ERROR) != NULL && get(message, K_IS_ERROR) != Py_True) {
+        return 0;
+    }
+    if (kind == 1) { /* settlement fields */
+        PyObject *turn = get(data, K_TURN), *step = get(data, K_STEP);
+        PyObject *stream = get(data, K_STREAM);
+        if (turn == NULL || !safe_int(turn, 0) || step == NULL || !safe_int(step, 0) ||
+            stream == NULL || !PyList_Check(stream)) {
+            return 0;
+        }
+    }
+    if (!nonempty_str(get(message, K_ID)) || !is_text(get(message, K_ROLE), RoleNames[kind])) {
+        return 0;
+    }
+    PyObject *source = get(message, K_SOURCE);
+    PyObject *source_kind = get(source, K_KIND);
+    if (!nonempty_str(source_kind)) {
+        return 0;
+    }
+    switch (kind) {
+    case 0:
+        return 1;
+    case 1:
+        return is_text(source_kind, Keys[K_MODEL]) && nonempty_str(get(source, K_PROVIDER)) &&
+               nonempty_str(get(source, K_MODEL));
+    case 2: {
+        PyObject *call_id = get(source, K_CALL_ID);
+        return is_text(source_kind, RoleNames[2]) && nonempty_str(call_id) &&
+               is_text(get(message, K_TOOL_CALL_ID), call_id);
+    }
+    default:
+        return is_text(source_kind, Keys[K_SYSTEM_PROMPT]);
+    }
+}
+
+static PyObject *
+speedups_settle_event_record(PyObject *module, PyObject *args)
+{
+    PyObject *record, *target, *rule_types;
+    if (!PyArg_ParseTuple(args, "OO!O!", &record, &PyType_Type, &target, &PyFrozenSet_Type,
+                          &rule_types)) {
+        return NULL;
+    }
+    PyTypeObject *subtype = (PyTypeObject *)target;
+    if (FrozenDictType == NULL || !PyType_IsSubtype(subtype, (PyTypeObject *)FrozenDictType) ||
+        subtype->tp_basicsize != PyDict_Type.tp_basicsize || subtype->tp_dictoffset != 0 ||
+        subtype->tp_weaklistoffset != 0) {
+        PyErr_SetString(PyExc_TypeError, "settle_event_record() needs a slotless FrozenDict subtype");
         return NULL;
     }
     if (Py_TYPE(record) != &PyDict_Type) {
@@ -443,8 +580,46 @@ speedups_freeze_event_record(PyObject *module, PyObject *record)
         (found[6] != NULL && found[6] != Py_True)) {
         return fallback();
     }
+    PyObject *sources = found[5];
+    if (sources != NULL) {
+        if (Py_TYPE(sources) != &PyList_Type) {
+            return fallback();
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sources); i++) {
+            if (Py_TYPE(PyList_GET_ITEM(sources, i)) != &PyLong_Type) {
+                return fallback();
+            }
+        }
+    }
+    PyObject *event_type = found[0];
+    Py_INCREF(event_type);
+    PyUnicode_InternInPlace(&event_type);
+    if (event_type != found[0] && PyDict_SetItem(record, EnvelopeKeys[0], event_type) < 0) {
+        Py_DECREF(event_type);
+        return NULL;
+    }
+    Py_DECREF(event_type); /* the record holds it */
     if (freeze(record, 0) < 0) {
         return NULL;
+    }
+    int checked = 1;
+    int ruled = PySet_Contains(rule_types, event_type);
+    if (ruled < 0) {
+        return NULL;
+    }
+    if (ruled) {
+        checked = 0;
+        for (int kind = 0; kind < 4; kind++) {
+            if (event_type == MessageTypes[kind]) {
+                checked = message_rules_hold(kind, found[3]);
+                break;
+            }
+        }
+    }
+    if (checked) {
+        Py_INCREF(target);
+        Py_SET_TYPE(record, subtype);
+        Py_DECREF(FrozenDictType);
     }
     Py_INCREF(record);
     return record;
@@ -495,8 +670,8 @@ static PyMethodDef speedups_methods[] = {
      "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
     {"untrack", speedups_untrack, METH_O,
      "Take a frozen container out of the cyclic garbage collector's lists; return it."},
-    {"freeze_event_record", speedups_freeze_event_record, METH_O,
-     "Check a freshly parsed record's event envelope and freeze it in place, or fall back."},
+    {"settle_event_record", speedups_settle_event_record, METH_VARARGS,
+     "Check a fresh record's envelope (and rules) and freeze it in place as an event, or fall back."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -517,6 +692,21 @@ PyInit__speedups(void)
     for (int i = 0; i < 7; i++) {
         EnvelopeKeys[i] = PyUnicode_InternFromString(envelope[i]);
         if (EnvelopeKeys[i] == NULL) {
+            return NULL;
+        }
+    }
+    static const char *message_types[5] = {"user/message", "assistant/message", "tool/result",
+                                           "system/message", "developer/message"};
+    for (int i = 0; i < 5; i++) {
+        MessageTypes[i] = PyUnicode_InternFromString(message_types[i]);
+        RoleNames[i] = PyUnicode_InternFromString(Roles[i]);
+        if (MessageTypes[i] == NULL || RoleNames[i] == NULL) {
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 19; i++) {
+        Keys[i] = PyUnicode_InternFromString(KeyNames[i]);
+        if (Keys[i] == NULL) {
             return NULL;
         }
     }
