@@ -34,6 +34,7 @@ def replay_seed(
     log: list[Event],
     *,
     restore: bool = False,
+    latest: dict[str, Event | None] | None = None,
 ) -> None:
     """Check and fold every seed entry into ``log`` and ``state`` (spec/core.md §9.1).
 
@@ -42,7 +43,8 @@ def replay_seed(
     shape checks (subject ``seed <type> at index <i>``), ``seq == i`` (E32), then the surface
     transition, whose errors are re-raised as ``invalid seed event at index <i>: ...`` (E33).
     ``Event`` entries are already checked and frozen; only their position and surface
-    transition are checked again.
+    transition are checked again. ``latest`` (types as keys) receives the last event of each of
+    its types, in the same pass.
 
     Raises:
         SeedRejected: for the first entry that fails.
@@ -86,6 +88,8 @@ def replay_seed(
                 f"invalid seed event at index {index}: {exc}", session_id, index
             ) from exc
         log.append(event)
+        if latest is not None and event["type"] in latest:
+            latest[event["type"]] = event
 
 
 class SeedCut:

@@ -30,6 +30,7 @@ from agentlog.surface import (
     MessageProjection,
     SurfaceState,
     derive_event_message,
+    derive_node_messages,
     projection_registry,
 )
 from agentlog.values import MAX_SAFE_INTEGER, FrozenDict, JsonValue, snapshot
@@ -41,7 +42,7 @@ Clock = Callable[[], int]
 
 _STALE: Final[Any] = object()
 _EMPTY_HEADER: Final[FrozenDict] = snapshot({})
-_TRACKED: Final = frozenset({"request/header", "request/context"})
+_TRACKED: Final = ("request/header", "request/context")
 
 
 def wall_clock() -> int:
@@ -165,7 +166,8 @@ class Session:
         session = cls.__new__(cls)
         log: list[Event] = []
         session._setup(session_id, _EMPTY_HEADER, log, registry, clock)
-        replay_seed(session_id, events, session._state, log, restore=restore)
+        latest: dict[str, Event | None] = dict.fromkeys(_TRACKED)
+        replay_seed(session_id, events, session._state, log, restore=restore, latest=latest)
         if frozen_header is None:
             frozen_header = build_header(session_id, header, clock)
         session.header = frozen_header
@@ -181,8 +183,9 @@ class Session:
         session.first_live_seq = cut.first_live_seq
         session.first_lifecycle_seq = cut.first_lifecycle_seq
         session.inherited_event_count = cut.inherited_event_count
-        for event in log:
-            session._track(event)
+        for event in latest.values():  # only the latest of each type matters
+            if event is not None:
+                session._track(event)
         return announce(session)
 
     def _setup(
@@ -298,13 +301,9 @@ class Session:
             self._derived_generation = state.content_generation
         nodes = state.nodes
         if self._derived_nodes < len(nodes):
-            log = self._log
-            projected = state.projected
-            derived = self._derived
-            for seq in nodes[self._derived_nodes :]:
-                message = derive_event_message(log[seq], projected)
-                if message is not None:
-                    derived.append(message)
+            self._derived += derive_node_messages(
+                self._log, nodes[self._derived_nodes :], state.projected
+            )
             self._derived_nodes = len(nodes)
         return self._derived
 

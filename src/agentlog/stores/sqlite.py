@@ -32,6 +32,8 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
+from agentlog.events import event_or_record
+from agentlog.formats import FORMAT_VERSION
 from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
 from agentlog.values import JsonValue, dumps, loads, share_strings
 
@@ -284,9 +286,12 @@ class SqliteBackend(Backend):
                     "FROM agentlog_events WHERE session_id = ? ORDER BY seq",
                     (session_id,),
                 )
-                # Decoded row by row from the cursor, so the rows are never all held at once.
+                # Decoded row by row from the cursor, so the rows are never all held at once;
+                # a current-format record becomes its checked Event while it is fresh.
+                settle = event_or_record if header.get("version") == FORMAT_VERSION else _as_is
                 events = [
-                    self._event(session_id, index, columns) for index, columns in enumerate(rows)
+                    settle(self._event(session_id, index, columns))
+                    for index, columns in enumerate(rows)
                 ]
             finally:
                 db.execute("COMMIT")
@@ -357,6 +362,10 @@ class SqliteBackend(Backend):
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+
+def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
+    return record
 
 
 def _schema_sql(db: sqlite3.Connection) -> list[tuple[str, str]]:

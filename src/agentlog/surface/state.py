@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from agentlog.errors import EventRejected
-from agentlog.events import PROJECTION_TYPES
+from agentlog.events import PROJECTION_TYPES, SURFACE_EVENT_TYPES
 from agentlog.surface.markers import APPEND, check_markers
 from agentlog.surface.projections import MessageProjection, ProjectionContext, ProjectionError
 from agentlog.values import JsonValue, is_seq, json_equal
@@ -120,7 +120,32 @@ class SurfaceState:
             self.content_generation += 1
 
     def advance(self, event: Mapping[str, Any]) -> Plan:
-        """Plan and apply ``event`` in one go (replay); returns the applied plan."""
+        """Plan and apply ``event`` in one go (replay); returns the applied plan.
+
+        The two transitions of almost every event of a log are decided inline, by the same
+        rules ``plan()`` applies to them: a log-only event without markers, and an ``append``
+        of a surface type other than ``developer/message`` (whose header binding ``plan()``
+        checks) without ``sourceEventSeqs``. Everything else takes ``plan()``.
+        """
+        seq = event["seq"]
+        if seq == self.expected_seq and "sourceEventSeqs" not in event:
+            event_type = event["type"]
+            if "surfaceOp" not in event:
+                if (
+                    event_type not in SURFACE_EVENT_TYPES
+                    and event_type not in self._projections
+                    and event_type not in PROJECTION_TYPES
+                ):
+                    self.expected_seq += 1
+                    return None
+            elif (
+                event["surfaceOp"] == APPEND
+                and event_type in SURFACE_EVENT_TYPES
+                and event_type != "developer/message"
+            ):
+                self.nodes.append(self.expected_seq)
+                self.expected_seq += 1
+                return _APPEND_PLAN
         plan = self.plan(event)
         self.apply(plan)
         return plan
