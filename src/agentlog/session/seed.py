@@ -49,31 +49,10 @@ def replay_seed(
     Raises:
         SeedRejected: for the first entry that fails.
     """
+    advance, append = state.advance, log.append
+    tracked = latest if latest is not None else {}
     for index, entry in enumerate(entries):
-        if type(entry) is Event:
-            event = entry
-        else:
-            # Restore mirrors the reference's in-place validation (envelope first), then still
-            # checks the value domain, which the reference skips there (DESIGN decision 5).
-            if restore and not envelope_is_valid(entry):
-                raise _envelope_rejected(session_id, index)
-            try:
-                frozen = snapshot(entry)
-            except NotLosslessJson as exc:
-                raise _rejected(
-                    f"seed event at index {index} is not losslessly JSON-serializable",
-                    session_id,
-                    index,
-                ) from exc
-            if not envelope_is_valid(frozen):
-                raise _envelope_rejected(session_id, index)
-            event = event_from_checked_wire(frozen)
-            try:
-                check_event(event["type"], event["data"])
-            except RuleViolation as violation:
-                raise _rejected(
-                    f"seed {event['type']} at index {index} {violation}", session_id, index
-                ) from None
+        event = entry if type(entry) is Event else _seed_event(session_id, entry, index, restore)
         if event["seq"] != index:
             raise _rejected(
                 f"seed event at index {index} has seq {event['seq']} (expected {index}); "
@@ -82,14 +61,38 @@ def replay_seed(
                 index,
             )
         try:
-            state.advance(event)
+            advance(event)
         except EventRejected as exc:
             raise _rejected(
                 f"invalid seed event at index {index}: {exc}", session_id, index
             ) from exc
-        log.append(event)
-        if latest is not None and event["type"] in latest:
-            latest[event["type"]] = event
+        append(event)
+        if event["type"] in tracked:
+            tracked[event["type"]] = event
+
+
+def _seed_event(session_id: str, entry: Any, index: int, restore: bool) -> Event:
+    """A seed entry that is not an ``Event`` yet, checked and frozen (§9.1 steps 1-4)."""
+    # Restore mirrors the reference's in-place validation (envelope first), then still checks
+    # the value domain, which the reference skips there (DESIGN decision 5).
+    if restore and not envelope_is_valid(entry):
+        raise _envelope_rejected(session_id, index)
+    try:
+        frozen = snapshot(entry)
+    except NotLosslessJson as exc:
+        raise _rejected(
+            f"seed event at index {index} is not losslessly JSON-serializable", session_id, index
+        ) from exc
+    if not envelope_is_valid(frozen):
+        raise _envelope_rejected(session_id, index)
+    event = event_from_checked_wire(frozen)
+    try:
+        check_event(event["type"], event["data"])
+    except RuleViolation as violation:
+        raise _rejected(
+            f"seed {event['type']} at index {index} {violation}", session_id, index
+        ) from None
+    return event
 
 
 class SeedCut:

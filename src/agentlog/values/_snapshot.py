@@ -169,29 +169,29 @@ accelerator it does nothing (Python has no way to untrack an object), which chan
 """
 
 
-def settle_event_record(
+def _settle_nothing(
     record: dict[str, Any], subtype: type[FrozenDict], rule_types: frozenset[str]
 ) -> FrozenDict | None:
-    """A freshly parsed event record checked and frozen in place, if the accelerator can.
+    """``settle_event_record`` without the accelerator: every record takes the general path."""
+    return None
 
-    The stores' readers' one C call per record of a current-format log: the envelope of
-    spec/core.md §2.1 (only envelope keys, a ``str`` type, ``int`` seq and time in range,
-    ``data`` present, ``ignorable`` absent or ``true``, citations as plain ints), the lossless
-    domain of every value (short strings shared as ``share_strings`` does, the type interned),
-    and the per-type data rules of the message types when their data is plainly valid. Returns
-    the record as a ``subtype`` when every check passed; as a ``FrozenDict`` when the types in
-    ``rule_types`` still need the Python rules (which name what is wrong); ``None`` when the
-    accelerator is missing or the general path must read the record. What was frozen by then
-    stays frozen and valid. Never pass a caller's object: it is changed.
-    """
-    if _speedups is None:
-        return None
-    try:
-        return _speedups.settle_event_record(  # type: ignore[no-any-return]  # C
-            record, subtype, rule_types
-        )
-    except (_Reject, RecursionError):
-        return None
+
+settle_event_record: Callable[
+    [dict[str, Any], type[FrozenDict], frozenset[str]], FrozenDict | None
+] = _settle_nothing if _speedups is None else _speedups.settle_event_record
+"""A freshly parsed event record checked and frozen in place, if the accelerator can.
+
+``settle_event_record(record, subtype, rule_types)`` is the stores' readers' one C call per
+record of a current-format log: the envelope of spec/core.md §2.1 (only envelope keys, a ``str``
+type, ``int`` seq and time in range, ``data`` present, ``ignorable`` absent or ``true``,
+citations as plain ints), the lossless domain of every value (short strings shared as
+``share_strings`` does, the type interned), and the per-type data rules of the message types
+when their data is plainly valid. Returns the record as a ``subtype`` when every check passed;
+as a ``FrozenDict`` when the types in ``rule_types`` still need the Python rules (which name
+what is wrong); ``None`` when the accelerator is missing or the general path must read the
+record. What was frozen by then stays frozen and valid. Never pass a caller's object: it is
+changed.
+"""
 
 
 def retype(value: FrozenDict, subtype: type[FrozenDict]) -> FrozenDict:

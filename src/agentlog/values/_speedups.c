@@ -423,9 +423,10 @@ speedups_untrack(PyObject *module, PyObject *value)
  * step 4): a type outside rule_types has none; a message type is accepted here when its data is
  * plainly valid (message_rules_hold below). The record comes back as an event_type instance
  * when every check passed, as a FrozenDict when rules remain for the Python checks (which name
- * the rule), and Fallback is raised for anything the general path must read or diagnose
- * (range-encoded citations, a bad envelope, a value outside the domain); what was frozen by
- * then stays frozen and valid.
+ * the rule), and None for anything the general path must read or diagnose (range-encoded
+ * citations, a bad envelope, a value outside the domain); what was frozen by then stays frozen
+ * and valid. (None rather than Fallback: a reader calls this for every record, and raising
+ * costs more than the call.)
  */
 static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
 static PyObject *MessageTypes[5]; /* user, assistant, tool, system, developer */
@@ -563,7 +564,7 @@ speedups_settle_event_record(PyObject *module, PyObject *args)
         return NULL;
     }
     if (Py_TYPE(record) != &PyDict_Type) {
-        return fallback();
+        Py_RETURN_NONE;
     }
     PyObject *found[7];
     Py_ssize_t present = 0;
@@ -578,16 +579,16 @@ speedups_settle_event_record(PyObject *module, PyObject *args)
         !PyUnicode_CheckExact(found[0]) || found[1] == NULL || !safe_int(found[1], 0) ||
         found[2] == NULL || !safe_int(found[2], -MAX_SAFE_INTEGER) || found[3] == NULL ||
         (found[6] != NULL && found[6] != Py_True)) {
-        return fallback();
+        Py_RETURN_NONE;
     }
     PyObject *sources = found[5];
     if (sources != NULL) {
         if (Py_TYPE(sources) != &PyList_Type) {
-            return fallback();
+            Py_RETURN_NONE;
         }
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sources); i++) {
             if (Py_TYPE(PyList_GET_ITEM(sources, i)) != &PyLong_Type) {
-                return fallback();
+                Py_RETURN_NONE;
             }
         }
     }
@@ -600,7 +601,11 @@ speedups_settle_event_record(PyObject *module, PyObject *args)
     }
     Py_DECREF(event_type); /* the record holds it */
     if (freeze(record, 0) < 0) {
-        return NULL;
+        if (!PyErr_ExceptionMatches(Fallback)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        Py_RETURN_NONE;
     }
     int checked = 1;
     int ruled = PySet_Contains(rule_types, event_type);
