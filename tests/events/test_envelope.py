@@ -28,7 +28,8 @@ from agentlog.events import (
     settle_owned_wire,
 )
 from agentlog.events.envelope import event_from_owned_wire
-from agentlog.values import loads, settle_event_record, snapshot
+from agentlog.events.rules import _CHECKS as python_rules  # to compare with the accelerator
+from agentlog.values import loads, message_rules_hold, settle_event_record, snapshot
 from agentlog.values._snapshot import c_snapshot
 from tests.values.support import needs_accelerator
 from tests.values.test_snapshot import assert_same_tree
@@ -326,14 +327,24 @@ def test_the_accelerator_accepts_a_message_only_when_every_python_rule_holds(
     case: tuple[str, Any],
 ) -> None:
     """Soundness of the C message rules: what they accept, the Python rules accept too;
-    what they leave, settle_owned_wire hands to the Python rules, with the same verdict."""
+    what they leave, settle_owned_wire and check_event hand to the Python rules, with the same
+    verdict."""
     event_type, data = case
+    frozen = snapshot(data)
     try:
-        check_event(event_type, snapshot(data))
+        python_rules[event_type](frozen, True)  # the rules alone, without the accelerator
         valid = True
     except RuleViolation:
         valid = False
     settled = settle_event_record(_record(event_type, data), Event, RULE_TYPES)
     if type(settled) is Event:
         assert valid, (event_type, data)
+    if message_rules_hold(event_type, frozen):
+        assert valid, (event_type, data)
     assert (type(settle_owned_wire(_record(event_type, data))) is Event) is valid
+    try:
+        check_event(event_type, frozen)
+    except RuleViolation:
+        assert not valid
+    else:
+        assert valid

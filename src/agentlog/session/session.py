@@ -70,6 +70,7 @@ class Session:
         "_batch_depth",
         "_batch_idle",
         "_batch_owner",
+        "_batch_waiters",
         "_clock",
         "_closed",
         "_context",
@@ -220,6 +221,7 @@ class Session:
         self._batch_idle = threading.Condition(self._lock)
         self._batch_owner: int | None = None
         self._batch_depth = 0
+        self._batch_waiters = 0
 
     def _lookup(self, seq: int) -> Event | None:
         log = self._log
@@ -400,7 +402,8 @@ class Session:
             EventRejected: with the catalogue text; the session is unchanged and the seq unused.
         """
         with self._lock:
-            if self._batch_owner is not None:
+            owner = self._batch_owner
+            if owner is not None and owner != threading.get_ident():
                 self._wait_for_other_batch()
             return self._append(event_type, data, surface_op, source_event_seqs, ignorable)
 
@@ -564,13 +567,18 @@ class Session:
                     self._sink.release(write=write)
             finally:
                 self._batch_owner = None
-                self._batch_idle.notify_all()
+                if self._batch_waiters:
+                    self._batch_idle.notify_all()
 
     def _wait_for_other_batch(self) -> None:
         """Block (the lock held) while another thread's group commit is open."""
         me = threading.get_ident()
         while self._batch_owner is not None and self._batch_owner != me:
-            self._batch_idle.wait()
+            self._batch_waiters += 1
+            try:
+                self._batch_idle.wait()
+            finally:
+                self._batch_waiters -= 1
 
     def close(self) -> None:
         """Flush, release the store's writer lock and refuse further appends; idempotent."""

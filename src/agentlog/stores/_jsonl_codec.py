@@ -20,7 +20,10 @@ from agentlog.stores.recovery import UNREPRESENTABLE
 from agentlog.values import JsonValue, dumps, is_seq, loads, share_strings
 
 _orjson_loads = orjson.loads
+_orjson_dumps = orjson.dumps
 _DecodeError = orjson.JSONDecodeError
+_EncodeError = orjson.JSONEncodeError
+_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
 __all__ = [
     "decode_current_line",
@@ -119,7 +122,10 @@ def encode_event_line(event: Mapping[str, Any]) -> bytes:
         encoded = encode_seq_ranges(sources)
         if len(encoded) != len(sources):
             event = {**event, "sourceEventSeqs": encoded}
-    return dumps(event) + b"\n"
+    try:
+        return _orjson_dumps(event, option=_NEWLINE)  # the newline without copying the line
+    except _EncodeError:
+        return dumps(event) + b"\n"  # lone surrogates: the exact fallback
 
 
 def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:

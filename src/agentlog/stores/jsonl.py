@@ -155,12 +155,13 @@ class JsonlBackend(Backend):
     ) -> None:
         """Durably append ``events``; at ``next_seq == 0``, publish header and batch at once."""
         assert isinstance(lease, _FileLease)
-        path = lease.directory / self._name
         if next_seq == 0:
-            self._materialize(lease, path, header, events)
+            self._materialize(lease, lease.directory / self._name, header, events)
             return
         if lease.log_fd is None:
-            lease.log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            lease.log_fd = os.open(
+                lease.directory / self._name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+            )
         fd = lease.log_fd
         if truncate is not None:
             os.ftruncate(fd, truncate.position)
@@ -172,6 +173,7 @@ class JsonlBackend(Backend):
             write_all(fd, self._encode_batch(events))
             os.fdatasync(fd)
         except OSError as exc:
+            path = lease.directory / self._name
             roll_back(fd, size, path, exc, lease.session_id)
             raise StoreError(
                 f'append to "{path}" failed and was rolled back: {exc}',
@@ -180,7 +182,7 @@ class JsonlBackend(Backend):
             ) from exc
 
     def _encode_batch(self, events: Sequence[Mapping[str, Any]]) -> bytes:
-        plaintext = b"".join(encode_event_line(event) for event in events)
+        plaintext = b"".join([encode_event_line(event) for event in events])
         return encode_frame(plaintext) if self.compressed else plaintext
 
     def _materialize(

@@ -194,6 +194,24 @@ changed.
 """
 
 
+def _rules_not_known(event_type: str, data: Any) -> bool:
+    """``message_rules_hold`` without the accelerator: the Python rules always run."""
+    return False
+
+
+message_rules_hold: Callable[[str, Any], bool] = (
+    _rules_not_known if _speedups is None else _speedups.message_rules_hold
+)
+"""Whether the accelerator finds a message event's data plainly valid under its rules.
+
+``True`` only when every per-type rule of the user, assistant, tool-result and system message
+types holds (spec/core.md §4 step 7 and §9.1 step 4), so the Python rules
+(``agentlog.events.check_event``) would pass it; ``False`` means "run them": they name what is
+wrong, or accept what this stricter test leaves to them (an integral float turn, a developer
+message). Always ``False`` without the accelerator.
+"""
+
+
 def retype(value: FrozenDict, subtype: type[FrozenDict]) -> FrozenDict:
     """``value`` as an instance of ``subtype``, a slotless ``FrozenDict`` subclass (``Event``).
 

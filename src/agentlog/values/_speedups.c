@@ -548,6 +548,39 @@ message_rules_hold(int kind, PyObject *data)
     }
 }
 
+/* The message kind (0-3) of an event type, or -1 for any other type. */
+static int
+message_kind(PyObject *event_type)
+{
+    for (int kind = 0; kind < 4; kind++) {
+        if (event_type == MessageTypes[kind]) {
+            return kind;
+        }
+    }
+    if (!PyUnicode_CheckExact(event_type) || PyUnicode_CHECK_INTERNED(event_type)) {
+        return -1; /* an interned type that is none of them, or not a str at all */
+    }
+    for (int kind = 0; kind < 4; kind++) {
+        if (PyUnicode_Compare(event_type, MessageTypes[kind]) == 0) {
+            return kind;
+        }
+    }
+    return -1;
+}
+
+/* message_rules_hold(event_type, data): True when the data of a message event is plainly
+ * valid under the per-type rules (so the Python rules would pass it); False means "run them". */
+static PyObject *
+speedups_message_rules_hold(PyObject *module, PyObject *args)
+{
+    PyObject *event_type, *data;
+    if (!PyArg_ParseTuple(args, "OO", &event_type, &data)) {
+        return NULL;
+    }
+    int kind = message_kind(event_type);
+    return PyBool_FromLong(kind >= 0 && message_rules_hold(kind, data));
+}
+
 static PyObject *
 speedups_settle_event_record(PyObject *module, PyObject *args)
 {
@@ -613,13 +646,8 @@ speedups_settle_event_record(PyObject *module, PyObject *args)
         return NULL;
     }
     if (ruled) {
-        checked = 0;
-        for (int kind = 0; kind < 4; kind++) {
-            if (event_type == MessageTypes[kind]) {
-                checked = message_rules_hold(kind, found[3]);
-                break;
-            }
-        }
+        int kind = message_kind(event_type);
+        checked = kind >= 0 && message_rules_hold(kind, found[3]);
     }
     if (checked) {
         Py_INCREF(target);
@@ -675,6 +703,8 @@ static PyMethodDef speedups_methods[] = {
      "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
     {"untrack", speedups_untrack, METH_O,
      "Take a frozen container out of the cyclic garbage collector's lists; return it."},
+    {"message_rules_hold", speedups_message_rules_hold, METH_VARARGS,
+     "Whether a message event's data is plainly valid under the per-type rules."},
     {"settle_event_record", speedups_settle_event_record, METH_VARARGS,
      "Check a fresh record's envelope (and rules) and freeze it in place as an event, or fall back."},
     {NULL, NULL, 0, NULL},
