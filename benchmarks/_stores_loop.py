@@ -40,7 +40,16 @@ from benchmarks._harness import (
 )
 from benchmarks._loop import CHECKPOINTS, MESSAGES_PER_TURN, Turn, loop_turns
 
-__all__ = ["bench_loop_cold", "bench_loop_turns", "build_loop_store", "percentile"]
+__all__ = [
+    "LoopTurns",
+    "RawJsonl",
+    "RawSqlite",
+    "bench_loop_cold",
+    "bench_loop_turns",
+    "build_loop_store",
+    "percentile",
+    "wire_turns",
+]
 
 SESSION: Final = "bench"
 BACKENDS: Final = ("jsonl", "sqlite")
@@ -91,7 +100,7 @@ def _verdict(low: float, high: float, target: float) -> bool | None:
 # --- (a)-(d): durable turns ----------------------------------------------------------------
 
 
-class _Turns:
+class LoopTurns:
     """An attached session in one mode; each call appends one turn and times it."""
 
     def __init__(self, backend: str, mode: str, directory: Path, turns: list[Turn]) -> None:
@@ -136,7 +145,7 @@ class _Turns:
         self.store.close()
 
 
-class _RawJsonl:
+class RawJsonl:
     """Raw JSONL: the turn's wire events serialized, one write, one fdatasync."""
 
     def __init__(self, path: Path, wire: list[list[dict[str, Any]]]) -> None:
@@ -154,7 +163,7 @@ class _RawJsonl:
         os.close(self.fd)
 
 
-class _RawSqlite:
+class RawSqlite:
     """Raw SQLite, WAL and ``synchronous=FULL``: one transaction inserting the turn's rows."""
 
     def __init__(self, path: Path, wire: list[list[dict[str, Any]]]) -> None:
@@ -180,7 +189,7 @@ class _RawSqlite:
         self.db.close()
 
 
-def _wire_turns(turns: list[Turn]) -> list[list[dict[str, Any]]]:
+def wire_turns(turns: list[Turn]) -> list[list[dict[str, Any]]]:
     """The wire events a session appends for ``turns``, grouped by turn (the baselines' input)."""
     session = Session.create("wire")
     for turn in turns:
@@ -199,15 +208,15 @@ def bench_loop_turns(directory: Path) -> list[Benchmark]:
     """(a)-(d) on both backends against both raw baselines, all interleaved turn by turn."""
     total = LOOP_WARMUP + LOOP_TURNS
     turns = loop_turns(total)
-    wire = _wire_turns(turns)
+    wire = wire_turns(turns)
     turn_bytes = sum(len(orjson.dumps(event)) + 1 for turn in wire for event in turn) / total
     subjects: dict[str, Callable[[int], int]] = {
-        "raw-jsonl": _RawJsonl(directory / "loop-raw.jsonl", wire),
-        "raw-sqlite": _RawSqlite(directory / "loop-raw.db", wire),
+        "raw-jsonl": RawJsonl(directory / "loop-raw.jsonl", wire),
+        "raw-sqlite": RawSqlite(directory / "loop-raw.db", wire),
     }
     for backend in BACKENDS:
         for mode in MODES:
-            subjects[f"{mode}.{backend}"] = _Turns(backend, mode, directory, turns)
+            subjects[f"{mode}.{backend}"] = LoopTurns(backend, mode, directory, turns)
     names = list(subjects)
     timings: dict[str, list[int]] = {name: [] for name in names}
     with quiet_gc():
@@ -220,7 +229,7 @@ def bench_loop_turns(directory: Path) -> list[Benchmark]:
     flushes = {
         name: subject.flushes[LOOP_WARMUP:]
         for name, subject in subjects.items()
-        if isinstance(subject, _Turns) and subject.flushes
+        if isinstance(subject, LoopTurns) and subject.flushes
     }
     for subject in subjects.values():
         subject.close()  # type: ignore[attr-defined]  # every subject has close()
