@@ -25,6 +25,7 @@ from agentlog import Session, messages, open_store, thaw
 from agentlog.events import Event, event_or_record
 from agentlog.values import (
     freeze_owned,
+    settled_types,
     snapshot,
     untrack,
 )
@@ -210,3 +211,18 @@ def test_the_pure_python_fallback_gives_the_same_sessions(tmp_path: Path) -> Non
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "ok"
+
+
+# --- settled_types (the rebuild's one pass over a settled log) ------------------------------
+
+
+def test_settled_types_are_the_types_of_a_log_of_events_only() -> None:
+    session = Session.create("s", clock=lambda: 0)
+    session.append("turn/start", {"turn": 1})
+    session.append("user/message", messages.user("hi", id="u1"), surface_op="append")
+    session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    events = list(session.events)
+    assert settled_types(events, Event) == {"turn/start", "user/message", "turn/end"}
+    assert settled_types([], Event) == set()
+    assert settled_types([*events, {"type": "turn/start"}], Event) is None
+    assert settled_types([*events, snapshot({"type": "x"})], Event) is None

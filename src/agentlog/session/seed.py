@@ -51,7 +51,14 @@ def replay_seed(
     """
     advance, append = state.advance, log.append
     tracked = latest if latest is not None else {}
-    for index, entry in enumerate(entries):
+    entries = entries if isinstance(entries, list) else list(entries)
+    index = 0
+    while True:
+        # Plain events in bulk (seq, markers and surface checked as below); the rest one by one.
+        index = state.advance_plain(entries, index, log, tracked)
+        if index == len(entries):
+            return
+        entry = entries[index]
         event = entry if type(entry) is Event else _seed_event(session_id, entry, index, restore)
         if event["seq"] != index:
             raise _rejected(
@@ -69,6 +76,7 @@ def replay_seed(
         append(event)
         if event["type"] in tracked:
             tracked[event["type"]] = event
+        index += 1
 
 
 def _seed_event(session_id: str, entry: Any, index: int, restore: bool) -> Event:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from itertools import chain
 from typing import Any, NamedTuple
 
 from agentlog.errors import CorruptLog, EventRejected, NotLosslessJson, SeedRejected
@@ -27,6 +26,7 @@ from agentlog.stores.recovery import (
     inherited_event_count,
 )
 from agentlog.surface import MessageProjection
+from agentlog.values import settled_types
 
 __all__ = ["Restored", "collector_paused", "restore_session"]
 
@@ -80,7 +80,7 @@ def restore_session(
         try:
             session = Session.from_events(
                 session_id,
-                chain(events, closers),
+                events + closers if closers else events,  # no copy of a log without closers
                 header,
                 inherited_event_count=inherited_event_count(header, events),
                 restore=True,
@@ -113,7 +113,8 @@ def _checked_events(
     """The vocabulary gate (spec/core.md §8.1), then every record as a checked event.
 
     One pass over the records, which a long log makes the expensive part: records the reader
-    already made ``Event``s are taken as they are, and each type is looked up once. The gate's
+    already made ``Event``s are taken as they are (when all of them are, with their types
+    declared, the list itself is returned), and each type is looked up once. The gate's
     refusal still wins over an invalid record anywhere in the log: before a record is refused,
     the whole log goes through the gate.
 
@@ -121,6 +122,9 @@ def _checked_events(
         FormatVersionError: for an undeclared event type not marked ``ignorable``.
         CorruptLog: for an invalid record, naming where it is.
     """
+    types = settled_types(records, Event) if type(records) is list else None
+    if types is not None and all(type(name) is str and is_declared(name) for name in types):
+        return records  # type: ignore[return-value]  # all Events of declared types (checked)
     declared: set[str] = set()
     gated = False
     events: list[Event] = []

@@ -212,6 +212,23 @@ message). Always ``False`` without the accelerator.
 """
 
 
+def _python_settled_types(records: list[Any], subtype: type[FrozenDict]) -> set[Any] | None:
+    if not all(type(record) is subtype for record in records):
+        return None
+    return {record["type"] for record in records}
+
+
+settled_types: Callable[[list[Any], type[FrozenDict]], set[Any] | None] = (
+    _python_settled_types if _speedups is None else _speedups.settled_types
+)
+"""The set of ``"type"`` values of ``records`` when every one is an exact ``subtype``.
+
+``None`` as soon as one record is not (a record a reader left for the rebuild to diagnose).
+One pass over a loaded log, in C with the accelerator: on a long log each pass costs a cache
+miss per event, so the rebuild makes as few as it can.
+"""
+
+
 def retype(value: FrozenDict, subtype: type[FrozenDict]) -> FrozenDict:
     """``value`` as an instance of ``subtype``, a slotless ``FrozenDict`` subclass (``Event``).
 

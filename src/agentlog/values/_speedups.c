@@ -581,37 +581,93 @@ speedups_message_rules_hold(PyObject *module, PyObject *args)
     return PyBool_FromLong(kind >= 0 && message_rules_hold(kind, data));
 }
 
-static PyObject *
-speedups_settle_event_record(PyObject *module, PyObject *args)
+/* Which envelope key `key` is (its index in EnvelopeKeys), or -1: by identity first (parsers
+ * reuse their key objects), else by length and text; envelope keys are ASCII. */
+static int
+envelope_index(PyObject *key)
 {
-    PyObject *record, *target, *rule_types;
-    if (!PyArg_ParseTuple(args, "OO!O!", &record, &PyType_Type, &target, &PyFrozenSet_Type,
-                          &rule_types)) {
-        return NULL;
-    }
-    PyTypeObject *subtype = (PyTypeObject *)target;
-    if (FrozenDictType == NULL || !PyType_IsSubtype(subtype, (PyTypeObject *)FrozenDictType) ||
-        subtype->tp_basicsize != PyDict_Type.tp_basicsize || subtype->tp_dictoffset != 0 ||
-        subtype->tp_weaklistoffset != 0) {
-        PyErr_SetString(PyExc_TypeError, "settle_event_record() needs a slotless FrozenDict subtype");
-        return NULL;
-    }
-    if (Py_TYPE(record) != &PyDict_Type) {
-        Py_RETURN_NONE;
-    }
-    PyObject *found[7];
-    Py_ssize_t present = 0;
     for (int i = 0; i < 7; i++) {
-        found[i] = PyDict_GetItemWithError(record, EnvelopeKeys[i]);
-        if (found[i] == NULL && PyErr_Occurred()) {
+        if (key == EnvelopeKeys[i]) {
+            return i;
+        }
+    }
+    if (!PyUnicode_CheckExact(key) || !PyUnicode_IS_COMPACT_ASCII(key)) {
+        return -1;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(key);
+    const char *text = (const char *)PyUnicode_DATA(key);
+    for (int i = 0; i < 7; i++) {
+        if (PyUnicode_GET_LENGTH(EnvelopeKeys[i]) == length &&
+            memcmp(PyUnicode_DATA(EnvelopeKeys[i]), text, (size_t)length) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The interned string equal to a fresh str `text` (a new reference). A log has a few dozen
+ * event types: a small table of the interned ones answers without hashing. */
+#define TYPE_SLOTS 64
+static PyObject *InternedTypes[TYPE_SLOTS];
+static int NextTypeSlot = 0;
+
+static PyObject *
+interned_type(PyObject *text)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    for (int i = 0; i < TYPE_SLOTS && InternedTypes[i] != NULL; i++) {
+        PyObject *held = InternedTypes[i];
+        if (held == text || same_text(held, text, length)) {
+            Py_INCREF(held);
+            return held;
+        }
+    }
+    Py_INCREF(text);
+    PyUnicode_InternInPlace(&text);
+    Py_INCREF(text);
+    Py_XSETREF(InternedTypes[NextTypeSlot], text);
+    NextTypeSlot = (NextTypeSlot + 1) % TYPE_SLOTS;
+    return text;
+}
+
+static PyTypeObject *SettledType = NULL; /* the subtype validated last */
+
+static PyObject *
+speedups_settle_event_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[1]) || !PyFrozenSet_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "settle_event_record(record, subtype, rule_types: frozenset)");
+        return NULL;
+    }
+    PyObject *record = args[0], *target = args[1], *rule_types = args[2];
+    PyTypeObject *subtype = (PyTypeObject *)target;
+    if (subtype != SettledType) {
+        if (FrozenDictType == NULL || !PyType_IsSubtype(subtype, (PyTypeObject *)FrozenDictType) ||
+            subtype->tp_basicsize != PyDict_Type.tp_basicsize || subtype->tp_dictoffset != 0 ||
+            subtype->tp_weaklistoffset != 0) {
+            PyErr_SetString(PyExc_TypeError,
+                            "settle_event_record() needs a slotless FrozenDict subtype");
             return NULL;
         }
-        present += found[i] != NULL;
+        SettledType = subtype; /* a heap type the caller's module keeps alive */
     }
-    if (present != PyDict_GET_SIZE(record) || found[0] == NULL ||
-        !PyUnicode_CheckExact(found[0]) || found[1] == NULL || !safe_int(found[1], 0) ||
-        found[2] == NULL || !safe_int(found[2], -MAX_SAFE_INTEGER) || found[3] == NULL ||
-        (found[6] != NULL && found[6] != Py_True)) {
+    if (Py_TYPE(record) != &PyDict_Type || PyDict_GET_SIZE(record) > 7) {
+        Py_RETURN_NONE;
+    }
+    PyObject *found[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(record, &pos, &key, &value)) {
+        int index = envelope_index(key);
+        if (index < 0) {
+            Py_RETURN_NONE; /* not an envelope key */
+        }
+        found[index] = value;
+    }
+    if (found[0] == NULL || !PyUnicode_CheckExact(found[0]) || found[1] == NULL ||
+        !safe_int(found[1], 0) || found[2] == NULL || !safe_int(found[2], -MAX_SAFE_INTEGER) ||
+        found[3] == NULL || (found[6] != NULL && found[6] != Py_True)) {
         Py_RETURN_NONE;
     }
     PyObject *sources = found[5];
@@ -625,14 +681,12 @@ speedups_settle_event_record(PyObject *module, PyObject *args)
             }
         }
     }
-    PyObject *event_type = found[0];
-    Py_INCREF(event_type);
-    PyUnicode_InternInPlace(&event_type);
+    PyObject *event_type = interned_type(found[0]);
     if (event_type != found[0] && PyDict_SetItem(record, EnvelopeKeys[0], event_type) < 0) {
         Py_DECREF(event_type);
         return NULL;
     }
-    Py_DECREF(event_type); /* the record holds it */
+    Py_DECREF(event_type); /* the record and the table hold it */
     if (freeze(record, 0) < 0) {
         if (!PyErr_ExceptionMatches(Fallback)) {
             return NULL;
@@ -656,6 +710,45 @@ speedups_settle_event_record(PyObject *module, PyObject *args)
     }
     Py_INCREF(record);
     return record;
+}
+
+/* settled_types(records, subtype): the set of the "type" values of a list whose items are all
+ * exact `subtype` instances (settled events), else None; one pass over the list. */
+static PyObject *
+speedups_settled_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyType_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "settled_types(records: list, subtype: type)");
+        return NULL;
+    }
+    PyObject *records = args[0];
+    PyTypeObject *subtype = (PyTypeObject *)args[1];
+    PyObject *types = PySet_New(NULL);
+    if (types == NULL) {
+        return NULL;
+    }
+    PyObject *last = NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *record = PyList_GET_ITEM(records, i);
+        if (Py_TYPE(record) != subtype) {
+            Py_DECREF(types);
+            Py_RETURN_NONE;
+        }
+        PyObject *event_type = PyDict_GetItemWithError(record, EnvelopeKeys[0]);
+        if (event_type == NULL) {
+            Py_DECREF(types);
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        if (event_type != last && PySet_Add(types, event_type) < 0) {
+            Py_DECREF(types);
+            return NULL;
+        }
+        last = event_type;
+    }
+    return types;
 }
 
 static PyObject *
@@ -705,7 +798,10 @@ static PyMethodDef speedups_methods[] = {
      "Take a frozen container out of the cyclic garbage collector's lists; return it."},
     {"message_rules_hold", speedups_message_rules_hold, METH_VARARGS,
      "Whether a message event's data is plainly valid under the per-type rules."},
-    {"settle_event_record", speedups_settle_event_record, METH_VARARGS,
+    {"settled_types", (PyCFunction)(void (*)(void))speedups_settled_types, METH_FASTCALL,
+     "The set of the types of a list of settled events, or None if one is not settled."},
+    {"settle_event_record", (PyCFunction)(void (*)(void))speedups_settle_event_record,
+     METH_FASTCALL,
      "Check a fresh record's envelope (and rules) and freeze it in place as an event, or fall back."},
     {NULL, NULL, 0, NULL},
 };
