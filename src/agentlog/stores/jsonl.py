@@ -100,11 +100,14 @@ class _FileLease(Lease):
         self.directory = directory
         self._lock_fd: int | None = lock_fd
         self.log_fd: int | None = None
+        self.log_size: int | None = None
+        """The transcript's size after this lease's last write (``None``: not known yet)."""
 
     def release(self) -> None:
         if self.log_fd is not None:
             os.close(self.log_fd)
             self.log_fd = None
+            self.log_size = None
         if self._lock_fd is not None:
             unlock_session(self._lock_fd)
             self._lock_fd = None
@@ -164,22 +167,29 @@ class JsonlBackend(Backend):
             )
         fd = lease.log_fd
         if truncate is not None:
+            lease.log_size = None
             os.ftruncate(fd, truncate.position)
             os.fsync(fd)
+            lease.log_size = truncate.position
         if not events:
             return
-        size = os.fstat(fd).st_size
+        # The lease holds the only writer: the size it wrote last is the size (no fstat).
+        size = lease.log_size if lease.log_size is not None else os.fstat(fd).st_size
+        data = self._encode_batch(events)
+        lease.log_size = None  # unknown until the write is durable or rolled back
         try:
-            write_all(fd, self._encode_batch(events))
+            write_all(fd, data)
             os.fdatasync(fd)
         except OSError as exc:
             path = lease.directory / self._name
             roll_back(fd, size, path, exc, lease.session_id)
+            lease.log_size = size
             raise StoreError(
                 f'append to "{path}" failed and was rolled back: {exc}',
                 session_id=lease.session_id,
                 path=str(path),
             ) from exc
+        lease.log_size = size + len(data)
 
     def _encode_batch(self, events: Sequence[Mapping[str, Any]]) -> bytes:
         plaintext = b"".join([encode_event_line(event) for event in events])
@@ -243,6 +253,7 @@ class JsonlBackend(Backend):
             with contextlib.suppress(OSError):
                 temporary.unlink()
         lease.log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        lease.log_size = len(content)
 
     # --- reading --------------------------------------------------------------------------
 

@@ -99,10 +99,15 @@ class Writer:
                 with self._queue_lock:
                     del self._pending[: len(batch) - 1]
             return
+        if self._batcher is None:
+            # A group commit without a background thread: nothing else touches the queue (the
+            # session calls its sink one call at a time), so no lock either.
+            self._pending.append(event)
+            return
         with self._queue_lock:
             self._pending.append(event)
-            wake_at = self._open_window()
-        if wake_at is not None and self._batcher is not None:
+            wake_at = None if self._held else self._open_window()
+        if wake_at is not None:
             self._batcher.schedule(self, wake_at)
 
     def _open_window(self) -> float | None:
