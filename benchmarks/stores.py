@@ -11,6 +11,10 @@
    and peak memory, against reading the same log's JSONL bytes and ``orjson.loads`` per line.
 4. Bytes on disk for 10^3, 10^4 and 10^5 events against the raw JSON of the events, and the
    bytes a compaction-style replace adds.
+5. Loop-shaped turns (``benchmarks._stores_loop``): the agent loop's 8-event turn made durable
+   per append, in one ``batch()``, at three durable points, and write-behind with one
+   ``flush()``, against raw JSONL + one fsync per turn and raw SQLite, 10^4 turns each.
+6. Cold open + ``derive_messages()`` of 10^5 loop-shaped messages against the raw parse.
 
 Run it with ``python -m benchmarks stores``; docs/benchmarks.md explains every figure. The
 cold-open measurement runs children ``python -m benchmarks.stores cold MODE TARGET ID``; add
@@ -49,6 +53,7 @@ from benchmarks._harness import (
     now_ns,
     quiet_gc,
 )
+from benchmarks._stores_loop import bench_loop_cold, bench_loop_turns
 from benchmarks.core import message_turn, prose, realistic_turn
 
 __all__ = ["run"]
@@ -1155,6 +1160,14 @@ def run() -> dict[str, Any]:
         gc.collect()
         benchmarks += bench_cold(large)
         benchmarks += sizes
+        for path in large.values():
+            shutil.rmtree(path) if path.is_dir() else _remove_db(path)
+        gc.collect()
+        benchmarks += bench_loop_turns(directory)
+        gc.collect()
+        benchmarks += bench_loop_cold(
+            directory, lambda mode, target, collect: _run_cold(mode, target, collect=collect)
+        )
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return {"benchmarks": benchmarks}

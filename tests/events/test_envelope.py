@@ -10,13 +10,29 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agentlog import Event, EventRejected, NotLosslessJson
+from agentlog import Event, EventRejected, NotLosslessJson, thaw
 from agentlog import messages as m
-from agentlog.events import ENVELOPE_KEYS, envelope_is_valid, new_event
+from agentlog.events import (
+    ENVELOPE_KEYS,
+    RULE_TYPES,
+    RuleViolation,
+    check_event,
+    envelope_is_valid,
+    event_or_record,
+    new_event,
+    settle_owned_wire,
+)
 from agentlog.events.envelope import event_from_owned_wire
-from agentlog.values import loads, snapshot
+from agentlog.events.rules import _CHECKS as python_rules  # to compare with the accelerator
+from agentlog.values import loads, message_rules_hold, settle_event_record, snapshot
+from agentlog.values._snapshot import c_snapshot
+from tests.values.support import needs_accelerator
+from tests.values.test_snapshot import assert_same_tree
 
 TURN_START: dict[str, Any] = {"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}}
 
@@ -206,3 +222,130 @@ def test_new_event_orders_keys_like_the_reference_writer() -> None:
         "ignorable",
     ]
     assert list(new_event("turn/start", 0, 0, snapshot({}))) == ["type", "seq", "time", "data"]
+
+
+# --- settling a fresh record in one C call (the stores' readers) --------------------------
+
+_MESSAGES: dict[str, Any] = {
+    "user/message": m.user("hi", id="u1"),
+    "assistant/message": m.assistant(
+        [m.text("reading"), m.tool_call("c1", "read_file", '{"path": "a"}')],
+        provider="openai",
+        model="gpt-4o",
+        turn=1,
+        step=1,
+        usage={"inputTokens": 10, "outputTokens": 2},
+        id="a1",
+    ),
+    "tool/result": m.tool_result("c1", "file text", turn=1, step=1, id="r1"),
+    "system/message": m.system("be brief", turn=1, step=1, id="s1"),
+}
+
+
+def _record(event_type: str, data: Any) -> dict[str, Any]:
+    """A record as a reader parses it: plain dicts and lists nobody else holds."""
+    record: dict[str, Any] = orjson.loads(
+        orjson.dumps({"type": event_type, "seq": 3, "time": 5, "data": data})
+    )
+    return record
+
+
+@needs_accelerator
+@pytest.mark.parametrize("event_type", sorted(_MESSAGES))
+def test_a_valid_message_record_settles_into_the_event_the_general_path_builds(
+    event_type: str,
+) -> None:
+    wire = _record(event_type, _MESSAGES[event_type])
+    expected = Event.from_wire(thaw(wire))
+    settled = settle_event_record(wire, Event, RULE_TYPES)
+    assert type(settled) is Event  # every rule held in C: no Python check needed
+    assert settled is wire  # frozen in place
+    assert_same_tree(settled, expected)
+
+
+def test_without_the_accelerator_nothing_settles_and_the_general_path_reads() -> None:
+    wire = _record("user/message", _MESSAGES["user/message"])
+    settled = settle_owned_wire(wire)
+    if c_snapshot is None:
+        assert settled is None
+        assert type(event_or_record(wire)) is dict
+    else:
+        assert type(settled) is Event
+    assert event_from_owned_wire(wire) == Event.from_wire(thaw(wire))
+
+
+def test_a_record_that_breaks_a_rule_is_left_for_the_general_path_to_name() -> None:
+    data = thaw(_MESSAGES["tool/result"])
+    data["message"]["toolCallId"] = "another"
+    wire = _record("tool/result", data)
+    assert type(event_or_record(wire)) is not Event
+    with pytest.raises(EventRejected, match="message has mismatched tool call ids"):
+        event_from_owned_wire(wire)
+
+
+_ODD_VALUES: st.SearchStrategy[Any] = st.sampled_from(
+    [None, "", "x", 0, 1, -1, 1.0, 2**53 - 1, True, False, [], {}, "developer", "user",
+     "assistant", "tool", "system", "model", "system-prompt", "c1", "tool-addition",
+     {"type": "tool-addition", "toolName": "t"}, {"type": "text", "text": "t"}]
+)  # fmt: skip
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    paths = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            paths += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            paths += _paths(item, (*prefix, index))
+    return paths
+
+
+@st.composite
+def _mutated_messages(draw: st.DrawFn) -> tuple[str, Any]:
+    """A valid message event's data with a few values replaced or removed anywhere."""
+    event_type = draw(st.sampled_from(sorted(_MESSAGES)))
+    data = thaw(_MESSAGES[event_type])
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        path = draw(st.sampled_from(_paths(data)))
+        if not path:
+            data = thaw(draw(_ODD_VALUES))  # a copy: later mutations must not reach the pool
+            continue
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and draw(st.booleans()):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = thaw(draw(_ODD_VALUES))
+    return event_type, data
+
+
+@needs_accelerator
+@settings(max_examples=400)
+@given(_mutated_messages())
+def test_the_accelerator_accepts_a_message_only_when_every_python_rule_holds(
+    case: tuple[str, Any],
+) -> None:
+    """Soundness of the C message rules: what they accept, the Python rules accept too;
+    what they leave, settle_owned_wire and check_event hand to the Python rules, with the same
+    verdict."""
+    event_type, data = case
+    frozen = snapshot(data)
+    try:
+        python_rules[event_type](frozen, True)  # the rules alone, without the accelerator
+        valid = True
+    except RuleViolation:
+        valid = False
+    settled = settle_event_record(_record(event_type, data), Event, RULE_TYPES)
+    if type(settled) is Event:
+        assert valid, (event_type, data)
+    if message_rules_hold(event_type, frozen):
+        assert valid, (event_type, data)
+    assert (type(settle_owned_wire(_record(event_type, data))) is Event) is valid
+    try:
+        check_event(event_type, frozen)
+    except RuleViolation:
+        assert not valid
+    else:
+        assert valid

@@ -80,6 +80,14 @@ def test_unknown_block_types_pass() -> None:
     check_event("user/message", m.user([{"type": "plugin-block", "anything": [1]}], id="u"))
 
 
+@pytest.mark.parametrize("block_type", [["tool-addition"], {"kind": "x"}, 1, None])
+def test_a_block_whose_type_is_no_string_is_no_tool_change_block(block_type: Any) -> None:
+    """Such a type is not hashable (or not a name): it is simply an unknown block."""
+    check_event("user/message", m.user([{"type": block_type}], id="u"))
+    developer = with_message(m.developer(turn=1, step=1), content=[{"type": block_type}])
+    check_event("developer/message", developer)
+
+
 # --- data rules (E49–E58) ---------------------------------------------------------------
 
 
@@ -263,7 +271,7 @@ def test_adapter_default_markers_backed_by_config_pass() -> None:
     )
 
 
-@pytest.mark.parametrize("reason", ["fallback", "unknown", None, 1, ""])
+@pytest.mark.parametrize("reason", ["fallback", "unknown", None, 1, "", ["initial"], {}])
 def test_the_header_reason_must_be_one_of_four(reason: Any) -> None:
     """E37; ``None`` here means the key is absent."""
     assert violation("request/header", header_data(reason)) == "has an invalid reason"

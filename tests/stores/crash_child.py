@@ -14,8 +14,10 @@ session and appends until it is killed, reporting on stdout with one ``os.write`
 ``P <pid>``
     the writer started (the test needs the pid to kill it);
 ``A <seq>``
-    events up to ``seq`` are acknowledged: the append of ``seq`` returned (durable mode), or
-    ``Session.flush()`` returned with ``seq`` the last appended event (write-behind mode);
+    events up to ``seq`` are acknowledged: the append of ``seq`` returned (durable mode),
+    ``Session.flush()`` returned with ``seq`` the last appended event (write-behind mode), or
+    the ``Session.batch()`` block that appended ``seq`` exited (``"batch"`` commands: blocks of
+    1 to 12 events);
 ``K <point>``
     the writer is about to SIGKILL itself at a kill point of its append path;
 ``D``
@@ -349,6 +351,9 @@ def run_writer(command: dict[str, Any]) -> None:
         session.add_observer(lambda _session, _event: wire.check("observer"))
     flushes = random.Random(command["seed"] + 1)
     events = agent_events(session, command["seed"])
+    if command.get("batch"):
+        _append_in_batches(session, events, command, check_synced)
+        return
     for _ in range(command["events"]):
         event = next(events)
         if not write_behind:
@@ -361,6 +366,27 @@ def run_writer(command: dict[str, Any]) -> None:
     session.flush()
     check_synced()
     report(f"A {session.seq - 1}")
+    report("D")
+    time.sleep(60)  # wait to be killed
+
+
+def _append_in_batches(
+    session: Session,
+    events: Iterator[Event],
+    command: dict[str, Any],
+    check_synced: Callable[[], None],
+) -> None:
+    """Append in group commits of 1 to 12 events, acknowledging each block's exit."""
+    sizes = random.Random(command["seed"] + 2)
+    remaining = command["events"]
+    while remaining > 0:
+        block = min(remaining, sizes.randint(1, 12))
+        with session.batch():
+            for _ in range(block):
+                next(events)
+        remaining -= block
+        check_synced()
+        report(f"A {session.seq - 1}")
     report("D")
     time.sleep(60)  # wait to be killed
 

@@ -65,6 +65,8 @@ WRITE_BEHIND = 160
 """Trials per file store in each test: 400 in all, 200 in durable mode (every append
 acknowledged) and 200 in write-behind mode (acknowledged by ``flush()``); half of the
 self-killed trials are in each mode."""
+BATCHED = 40
+"""Trials per file store of group commits (``batch()`` blocks acknowledged at their exit)."""
 TRIALS_PER_SESSION = 8
 WRITER_EVENTS = 80
 """Events a writer appends before it waits to be killed."""
@@ -480,3 +482,29 @@ def test_sigkill_in_write_behind_mode_loses_nothing_flushed(
     assert tally.counts.get("acknowledged"), tally.counts
     assert tally.counts["write-behind"] == WRITE_BEHIND, tally.counts
     assert tally.counts["resumed a stored session"] >= WRITE_BEHIND // 2, tally.counts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheme", SCHEMES)
+def test_sigkill_inside_a_batch_loses_only_that_batch(
+    scheme: str, tmp_path: Path, server: ForkServer
+) -> None:
+    """Group commit: a block is acknowledged when ``batch()`` exits; a kill before that (inside
+    the block, or in its one write) loses at most the block's events, and the reopened log is
+    the stored prefix, repaired into a provider-valid history."""
+    points = (SQLITE_POINTS if scheme == "sqlite" else FILE_POINTS) + HOOK_POINTS
+
+    def plan(rng: random.Random, _chain: Chain) -> tuple[Kill, dict[str, Any]]:
+        if rng.random() < 0.5:
+            return random_kill(rng), {"batch": True}
+        point = rng.choice(points)
+        # A block is one write, one sync or one transaction; the hooks run once per append.
+        nth = rng.randint(1, 25) if point in HOOK_POINTS else rng.randint(1, 6)
+        kill = {"point": point, "nth": nth, "fraction": rng.random()}
+        return Kill(kind="self"), {"batch": True, "kill": kill}
+
+    tally = run_trials(server, store_url(scheme, tmp_path), f"batch-{scheme}", BATCHED, plan)
+    killed = sum(count for what, count in tally.counts.items() if what.startswith("killed at"))
+    assert killed >= BATCHED // 4, tally.counts
+    assert tally.counts.get("acknowledged"), tally.counts
+    assert tally.counts.get("unacknowledged events stored") or scheme == "sqlite", tally.counts

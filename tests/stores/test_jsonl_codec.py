@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agentlog import Event
 from agentlog.stores._jsonl_codec import (
+    decode_current_line,
     decode_event_line,
     decode_seq_ranges,
     encode_event_line,
@@ -12,6 +14,7 @@ from agentlog.stores._jsonl_codec import (
     encode_seq_ranges,
     header_problem,
 )
+from agentlog.values._snapshot import c_snapshot
 
 
 def test_the_header_line_is_in_dsh_order_with_a_default_depth() -> None:
@@ -147,3 +150,37 @@ def test_decoded_events_of_one_type_share_one_string() -> None:
     assert first is not None
     assert second is not None
     assert first["type"] is second["type"]  # a loaded log holds one string per type
+
+
+# --- current-format lines: settled into events while fresh --------------------------------
+
+_GOOD = b'{"type":"turn/start","seq":0,"time":5,"data":{"turn":1}}'
+_RANGED = (
+    b'{"type":"user/message","seq":9,"time":1,"data":{"role":"user","id":"u","content":[],'
+    b'"source":{"kind":"compaction"}},"surfaceOp":{"op":"replace","startSeq":2,"endSeq":5},'
+    b'"sourceEventSeqs":[[2,5]]}'
+)
+
+
+@pytest.mark.parametrize("line", [_GOOD, _RANGED])
+def test_a_good_current_line_is_read_as_the_plain_decoder_reads_it(line: bytes) -> None:
+    settled, problem = decode_current_line(line)
+    plain, _ = decode_event_line(line)
+    assert problem is None
+    assert settled == plain
+    assert type(settled) is (Event if c_snapshot is not None else dict)
+
+
+def test_a_current_line_that_breaks_a_rule_is_read_but_left_for_the_rebuild() -> None:
+    line = b'{"type":"tool/result","seq":0,"time":5,"data":"not an object"}'
+    settled, problem = decode_current_line(line)
+    assert problem is None
+    assert settled == {"type": "tool/result", "seq": 0, "time": 5, "data": "not an object"}
+    assert type(settled) is not Event
+
+
+@pytest.mark.parametrize(
+    "line", [b"[1, 2]", b'{"type":"x","sourceEventSeqs":[[4,5]]}', b"{oops", b'{"a":NaN}']
+)
+def test_a_current_line_that_is_no_event_gets_the_plain_decoders_problem(line: bytes) -> None:
+    assert decode_current_line(line) == decode_event_line(line)

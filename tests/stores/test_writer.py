@@ -225,6 +225,68 @@ def test_flush_writes_at_once_and_later_events_open_a_new_window() -> None:
         batcher.stop()
 
 
+class CountingBatcher(Batcher):
+    """A batcher that counts the wake-ups writers ask it for."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(delay)
+        self.scheduled = 0
+
+    def schedule(self, writer: Writer, when: float) -> None:
+        self.scheduled += 1
+        super().schedule(writer, when)
+
+
+def test_a_loop_flushing_sooner_than_the_delay_never_meets_the_background_thread() -> None:
+    """Every batch is written by the flushing thread itself, and the batcher wakes up once per
+    delay at most, not at every flush: nothing to hand off, nothing to wait for."""
+    backend = RecordingBackend()
+    writers: list[str] = []
+    append = backend.append
+
+    def recording_thread(*args: Any, **kwargs: Any) -> None:
+        writers.append(threading.current_thread().name)
+        append(*args, **kwargs)
+
+    backend.append = recording_thread  # type: ignore[method-assign]  # who writes each batch
+    batcher = CountingBatcher(0.1)
+    try:
+        writer = make_writer(backend, batcher)
+        log = events(60)
+        started = time.monotonic()
+        for first in range(0, 60, 2):
+            writer.persist(log[first])
+            writer.persist(log[first + 1])
+            time.sleep(0.005)
+            writer.flush()
+        elapsed = time.monotonic() - started
+        assert elapsed > 0.1  # the loop outlived the delay
+        assert backend.batches == [[n, n + 1] for n in range(0, 60, 2)]
+        assert set(writers) == {threading.current_thread().name}
+        # One wake-up per delay at most (the thread finds a later deadline and sleeps on),
+        # never one per batch: 30 batches were flushed.
+        assert batcher.scheduled <= 2 + elapsed / 0.1
+    finally:
+        batcher.stop()
+
+
+def test_a_flush_with_nothing_queued_neither_writes_nor_waits() -> None:
+    backend = RecordingBackend()
+    batcher = Batcher(3600)
+    try:
+        writer = make_writer(backend, batcher)
+        writer.persist(events(1)[0])
+        writer.flush()
+        # A write in progress elsewhere holds the writer's I/O lock; an empty flush ignores it.
+        with writer._io_lock:  # the test holds the writer's own lock on purpose
+            started = time.monotonic()
+            writer.flush()
+            assert time.monotonic() - started < 1.0
+        assert backend.batches == [[0]]
+    finally:
+        batcher.stop()
+
+
 def test_a_background_failure_warns_once_keeps_the_batch_and_flush_retries(
     batcher: Batcher, caplog: pytest.LogCaptureFixture
 ) -> None:

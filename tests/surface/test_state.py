@@ -110,3 +110,60 @@ def test_a_window_state_starts_at_its_base_seq() -> None:
         state, wire("user/message", 101, U("b"), surfaceOp=rep(100, 100), sourceEventSeqs=[100])
     )
     assert state.nodes == [101]
+
+
+# --- folding a whole log: plain events in bulk --------------------------------------------
+
+_MIXED = [
+    wire("turn/start", 0, {"turn": 1}),
+    wire("user/message", 1, U("a"), surfaceOp="append"),
+    wire("user/message", 2, U("b"), surfaceOp="append"),
+    wire("user/message", 3, U("c"), surfaceOp=rep(1, 2), sourceEventSeqs=[1, 2]),
+    wire("developer/message", 4, m.developer(turn=1, step=1), surfaceOp="append"),
+    wire("user/message", 5, U("d"), surfaceOp="append"),
+    wire("turn/end", 6, {"turn": 1, "reason": {"kind": "completed"}}),
+]
+
+
+def test_advance_plain_folds_plain_events_and_stops_at_the_others() -> None:
+    events = [Event.from_wire(event) for event in _MIXED]
+    state = SurfaceState(lambda seq: None, {})
+    log: list[Any] = []
+    assert state.advance_plain(events, 0, log) == 3  # the replace needs the full plan
+    assert (state.nodes, state.expected_seq, log) == ([1, 2], 3, events[:3])
+    state.advance(events[3])
+    log.append(events[3])
+    assert state.advance_plain(events, 4, log) == 4  # a developer message: its header binding
+    state.advance(events[4])
+    log.append(events[4])
+    assert state.advance_plain(events, 5, log, stop_types={"turn/end"}) == 6
+    assert state.advance_plain([*events[:6], _MIXED[6]], 6, log) == 6  # a plain dict
+    assert state.advance_plain(events, 6, log) == 7
+    assert (state.nodes, log) == ([3, 4, 5], events)
+
+
+def test_advance_plain_leaves_an_event_at_the_wrong_seq() -> None:
+    events = [Event.from_wire(wire("turn/start", 1, {"turn": 1}))]
+    state = SurfaceState(lambda seq: None, {})
+    assert state.advance_plain(events, 0, []) == 0
+    assert state.expected_seq == 0
+
+
+def test_folding_a_log_in_bulk_equals_advancing_each_event() -> None:
+    """The same nodes, generations and projections (with a projection registered)."""
+    registry = projection_registry([IMAGE_OFFLOAD])
+    events = [Event.from_wire(event) for event in _MIXED]
+    one_by_one = SurfaceState(lambda seq: events[seq], registry)
+    for event in events:
+        one_by_one.advance(event)
+    bulk = SurfaceState(lambda seq: events[seq], registry)
+    log: list[Any] = []
+    index = 0
+    while index < len(events):
+        index = bulk.advance_plain(events, index, log)
+        if index < len(events):
+            bulk.advance(events[index])
+            log.append(events[index])
+            index += 1
+    assert snapshot_of(bulk) == snapshot_of(one_by_one)
+    assert log == events

@@ -24,9 +24,12 @@ from agentlog.events.envelope import (
     envelope_is_valid,
     event_from_checked_wire,
     event_from_owned_wire,
+    event_or_record,
     new_event,
+    settle_owned_wire,
 )
 from agentlog.events.rules import (
+    RULE_TYPES,
     RuleViolation,
     check_event,
     check_event_data,
@@ -45,6 +48,7 @@ __all__ = [
     "KNOWN_EVENT_TYPES",
     "MESSAGE_PROJECTION_EVENT_TYPES",
     "PROJECTION_TYPES",
+    "RULE_TYPES",
     "SURFACE_EVENT_TYPES",
     "Badge",
     "Event",
@@ -62,10 +66,12 @@ __all__ = [
     "event_from_checked_wire",
     "event_from_owned_wire",
     "event_message",
+    "event_or_record",
     "expand_stream",
     "is_declared",
     "new_event",
     "record_stream",
     "render_event_catalog",
+    "settle_owned_wire",
     "validate_stream",
 ]

@@ -7,10 +7,11 @@ code. Stores serialise it as it is, and ``to_wire()`` gives a plain mutable copy
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from agentlog.errors import EventRejected
-from agentlog.events.rules import RuleViolation, check_event
+from agentlog.events.rules import RULE_TYPES, RuleViolation, check_event
 from agentlog.values import (
     MAX_SAFE_INTEGER,
     FrozenDict,
@@ -19,8 +20,10 @@ from agentlog.values import (
     is_safe_integer,
     is_seq,
     retype,
+    settle_event_record,
     snapshot,
     thaw,
+    untrack,
 )
 
 __all__ = [
@@ -30,7 +33,9 @@ __all__ = [
     "envelope_is_valid",
     "event_from_checked_wire",
     "event_from_owned_wire",
+    "event_or_record",
     "new_event",
+    "settle_owned_wire",
 ]
 
 SurfaceOp = Literal["append"] | dict[str, Any]
@@ -139,12 +144,48 @@ def event_from_owned_wire(wire: dict[str, Any]) -> Event:
     """
     if type(wire) is Event:
         return wire
+    settled = settle_owned_wire(wire)  # the accelerator: every check in one call
+    if type(settled) is Event:
+        return settled
     frozen = freeze_owned(wire)
     _check_wire(frozen)
     if type(frozen["seq"]) is not int or type(frozen["time"]) is not int:
         return event_from_checked_wire(frozen)  # normalizes integral floats (a copy)
     event: Event = retype(frozen, Event)  # type: ignore[assignment]  # an Event by retype()
     return event
+
+
+def settle_owned_wire(wire: dict[str, Any]) -> Mapping[str, Any] | None:
+    """A freshly parsed record settled into its ``Event`` by the C accelerator, if it can be.
+
+    One C call checks the envelope, freezes the record in place and applies the message rules
+    to plainly valid data (``agentlog.values.settle_event_record``); the Python rules finish
+    what it leaves. Returns the ``Event``; the frozen record when a rule fails (for
+    ``event_from_owned_wire`` to name it); ``None`` when the record needs the general path (no
+    accelerator, range-encoded citations, a bad envelope). Never raises for the record's
+    content.
+    """
+    settled = settle_event_record(wire, Event, RULE_TYPES)
+    if settled is None or type(settled) is Event:
+        return settled
+    try:
+        check_event(settled["type"], settled["data"])
+    except RuleViolation:
+        return settled
+    return retype(settled, Event)
+
+
+def event_or_record(wire: dict[str, Any]) -> Mapping[str, Any]:
+    """The event a freshly parsed record makes, if it passes every event-local check, else it.
+
+    What a store's reader calls on each record while it is fresh (in the processor's caches),
+    so that loading a log does not walk every record again: with the C accelerator, a record
+    whose envelope, values and per-type rules are valid becomes its ``Event`` in place. Any
+    other record is returned as it is (perhaps partly frozen) and never raises here:
+    ``event_from_owned_wire`` diagnoses it where the log is rebuilt, with its location.
+    """
+    settled = settle_owned_wire(wire)
+    return wire if settled is None else settled
 
 
 def _check_wire(frozen: Any) -> None:
@@ -158,6 +199,15 @@ def _check_wire(frozen: Any) -> None:
             "session event has an invalid event envelope",
             event_type=frozen.get("type") if isinstance(frozen, dict) else None,
         )
+    _check_rules(frozen)
+
+
+def _check_rules(frozen: Any) -> None:
+    """The per-type rules of an event whose envelope is valid.
+
+    Raises:
+        agentlog.EventRejected: naming the seq.
+    """
     try:
         check_event(frozen["type"], frozen["data"])
     except RuleViolation as violation:
@@ -201,7 +251,7 @@ def event_from_checked_wire(wire: dict[str, Any]) -> Event:
     if type(wire["seq"]) is not int or type(wire["time"]) is not int:
         dict.__setitem__(event, "seq", int(wire["seq"]))
         dict.__setitem__(event, "time", int(wire["time"]))
-    return event
+    return untrack(event)  # type: ignore[no-any-return]  # the same Event
 
 
 def new_event(
@@ -227,4 +277,4 @@ def new_event(
         wire["ignorable"] = True
     event: Event = _dict_new(Event)
     _dict_init(event, wire)
-    return event
+    return untrack(event)  # type: ignore[no-any-return]  # the same Event

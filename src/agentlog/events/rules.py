@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from agentlog.values import MAX_SAFE_INTEGER, is_safe_integer, is_seq
+from agentlog.values import MAX_SAFE_INTEGER, is_safe_integer, is_seq, message_rules_hold
 
-__all__ = ["RuleViolation", "check_event", "check_event_data", "event_message"]
+__all__ = ["RULE_TYPES", "RuleViolation", "check_event", "check_event_data", "event_message"]
 
 
 class RuleViolation(Exception):
@@ -84,7 +84,7 @@ def _check_message_event(event_type: str, data: Any, shape: bool) -> None:
         has_additions = False
         for block in blocks:
             block_type = block.get("type") if isinstance(block, dict) else None
-            if not isinstance(block_type, str) or block_type not in _TOOL_CHANGE_BLOCKS:
+            if not _is_tool_change(block_type):
                 continue
             if not _nonempty_str(block.get("toolName")):
                 raise RuleViolation(f"{block_type} requires a nonempty toolName")
@@ -177,7 +177,8 @@ def _check_request_header(data: Any, shape: bool) -> None:
         or any(value is not True or key not in config for key, value in defaults.items())
     ):
         raise RuleViolation("has invalid adapterDefaults")
-    if data.get("reason") not in _REASONS:
+    reason = data.get("reason")
+    if type(reason) is not str or reason not in _REASONS:
         raise RuleViolation("has an invalid reason")
     if "startsSeries" in data and data["startsSeries"] is not True:
         raise RuleViolation("has an invalid startsSeries marker")
@@ -208,6 +209,10 @@ _CHECKS: Final[dict[str, Callable[[Any, bool], None]]] = {
 }
 
 
+RULE_TYPES: Final = frozenset(_CHECKS)
+"""The event types that have per-type rules; every other type's data is any JSON value."""
+
+
 def check_event_data(event_type: str, data: Any) -> None:
     """Run only the data rules of spec/core.md §4 step 7 (texts E49–E58), as folds do.
 
@@ -226,7 +231,9 @@ def check_event(event_type: str, data: Any) -> None:
         RuleViolation: with the catalogue text after the subject.
     """
     check = _CHECKS.get(event_type)
-    if check is not None:
+    # The accelerator accepts plainly valid message data at C speed; the rules below decide
+    # (and name) everything else.
+    if check is not None and not message_rules_hold(event_type, data):
         check(data, True)
 
 

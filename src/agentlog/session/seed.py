@@ -34,6 +34,7 @@ def replay_seed(
     log: list[Event],
     *,
     restore: bool = False,
+    latest: dict[str, Event | None] | None = None,
 ) -> None:
     """Check and fold every seed entry into ``log`` and ``state`` (spec/core.md §9.1).
 
@@ -42,37 +43,23 @@ def replay_seed(
     shape checks (subject ``seed <type> at index <i>``), ``seq == i`` (E32), then the surface
     transition, whose errors are re-raised as ``invalid seed event at index <i>: ...`` (E33).
     ``Event`` entries are already checked and frozen; only their position and surface
-    transition are checked again.
+    transition are checked again. ``latest`` (types as keys) receives the last event of each of
+    its types, in the same pass.
 
     Raises:
         SeedRejected: for the first entry that fails.
     """
-    for index, entry in enumerate(entries):
-        if type(entry) is Event:
-            event = entry
-        else:
-            # Restore mirrors the reference's in-place validation (envelope first), then still
-            # checks the value domain, which the reference skips there (DESIGN decision 5).
-            if restore and not envelope_is_valid(entry):
-                raise _envelope_rejected(session_id, index)
-            try:
-                frozen = snapshot(entry)
-            except NotLosslessJson as exc:
-                raise _rejected(
-                    f"seed event at index {index} is not losslessly JSON-serializable",
-                    session_id,
-                    index,
-                    exc,
-                ) from exc
-            if not envelope_is_valid(frozen):
-                raise _envelope_rejected(session_id, index)
-            event = event_from_checked_wire(frozen)
-            try:
-                check_event(event["type"], event["data"])
-            except RuleViolation as violation:
-                raise _rejected(
-                    f"seed {event['type']} at index {index} {violation}", session_id, index
-                ) from None
+    advance, append = state.advance, log.append
+    tracked = latest if latest is not None else {}
+    entries = entries if isinstance(entries, list) else list(entries)
+    index = 0
+    while True:
+        # Plain events in bulk (seq, markers and surface checked as below); the rest one by one.
+        index = state.advance_plain(entries, index, log, tracked)
+        if index == len(entries):
+            return
+        entry = entries[index]
+        event = entry if type(entry) is Event else _seed_event(session_id, entry, index, restore)
         if event["seq"] != index:
             raise _rejected(
                 f"seed event at index {index} has seq {event['seq']} (expected {index}); "
@@ -81,12 +68,42 @@ def replay_seed(
                 index,
             )
         try:
-            state.advance(event)
+            advance(event)
         except EventRejected as exc:
             raise _rejected(
                 f"invalid seed event at index {index}: {exc}", session_id, index
             ) from exc
-        log.append(event)
+        append(event)
+        if event["type"] in tracked:
+            tracked[event["type"]] = event
+        index += 1
+
+
+def _seed_event(session_id: str, entry: Any, index: int, restore: bool) -> Event:
+    """A seed entry that is not an ``Event`` yet, checked and frozen (§9.1 steps 1-4)."""
+    # Restore mirrors the reference's in-place validation (envelope first), then still checks
+    # the value domain, which the reference skips there (DESIGN decision 5).
+    if restore and not envelope_is_valid(entry):
+        raise _envelope_rejected(session_id, index)
+    try:
+        frozen = snapshot(entry)
+    except NotLosslessJson as exc:
+        raise _rejected(
+            f"seed event at index {index} is not losslessly JSON-serializable",
+            session_id,
+            index,
+            exc,
+        ) from exc
+    if not envelope_is_valid(frozen):
+        raise _envelope_rejected(session_id, index)
+    event = event_from_checked_wire(frozen)
+    try:
+        check_event(event["type"], event["data"])
+    except RuleViolation as violation:
+        raise _rejected(
+            f"seed {event['type']} at index {index} {violation}", session_id, index
+        ) from None
+    return event
 
 
 class SeedCut:

@@ -30,6 +30,7 @@ from agentlog.surface import (
     MessageProjection,
     SurfaceState,
     derive_event_message,
+    derive_node_messages,
     projection_registry,
 )
 from agentlog.values import MAX_SAFE_INTEGER, FrozenDict, JsonValue, snapshot
@@ -41,7 +42,7 @@ Clock = Callable[[], int]
 
 _STALE: Final[Any] = object()
 _EMPTY_HEADER: Final[FrozenDict] = snapshot({})
-_TRACKED: Final = frozenset({"request/header", "request/context"})
+_TRACKED: Final = ("request/header", "request/context")
 
 
 def wall_clock() -> int:
@@ -69,6 +70,7 @@ class Session:
         "_batch_depth",
         "_batch_idle",
         "_batch_owner",
+        "_batch_waiters",
         "_clock",
         "_closed",
         "_context",
@@ -165,7 +167,8 @@ class Session:
         session = cls.__new__(cls)
         log: list[Event] = []
         session._setup(session_id, _EMPTY_HEADER, log, registry, clock)
-        replay_seed(session_id, events, session._state, log, restore=restore)
+        latest: dict[str, Event | None] = dict.fromkeys(_TRACKED)
+        replay_seed(session_id, events, session._state, log, restore=restore, latest=latest)
         if frozen_header is None:
             frozen_header = build_header(session_id, header, clock)
         session.header = frozen_header
@@ -181,8 +184,9 @@ class Session:
         session.first_live_seq = cut.first_live_seq
         session.first_lifecycle_seq = cut.first_lifecycle_seq
         session.inherited_event_count = cut.inherited_event_count
-        for event in log:
-            session._track(event)
+        for event in latest.values():  # only the latest of each type matters
+            if event is not None:
+                session._track(event)
         return announce(session)
 
     def _setup(
@@ -217,6 +221,7 @@ class Session:
         self._batch_idle = threading.Condition(self._lock)
         self._batch_owner: int | None = None
         self._batch_depth = 0
+        self._batch_waiters = 0
 
     def _lookup(self, seq: int) -> Event | None:
         log = self._log
@@ -298,13 +303,9 @@ class Session:
             self._derived_generation = state.content_generation
         nodes = state.nodes
         if self._derived_nodes < len(nodes):
-            log = self._log
-            projected = state.projected
-            derived = self._derived
-            for seq in nodes[self._derived_nodes :]:
-                message = derive_event_message(log[seq], projected)
-                if message is not None:
-                    derived.append(message)
+            self._derived += derive_node_messages(
+                self._log, nodes[self._derived_nodes :], state.projected
+            )
             self._derived_nodes = len(nodes)
         return self._derived
 
@@ -413,7 +414,8 @@ class Session:
             EventRejected: with the catalogue text; the session is unchanged and the seq unused.
         """
         with self._lock:
-            if self._batch_owner is not None:
+            owner = self._batch_owner
+            if owner is not None and owner != threading.get_ident():
                 self._wait_for_other_batch()
             return self._append(event_type, data, surface_op, source_event_seqs, ignorable)
 
@@ -588,13 +590,18 @@ class Session:
                     self._sink.release(write=write)
             finally:
                 self._batch_owner = None
-                self._batch_idle.notify_all()
+                if self._batch_waiters:
+                    self._batch_idle.notify_all()
 
     def _wait_for_other_batch(self) -> None:
         """Block (the lock held) while another thread's group commit is open."""
         me = threading.get_ident()
         while self._batch_owner is not None and self._batch_owner != me:
-            self._batch_idle.wait()
+            self._batch_waiters += 1
+            try:
+                self._batch_idle.wait()
+            finally:
+                self._batch_waiters -= 1
 
     def close(self) -> None:
         """Flush, release the store's writer lock and refuse further appends; idempotent."""

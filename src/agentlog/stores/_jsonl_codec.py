@@ -15,13 +15,18 @@ from typing import Any, Final
 import orjson
 
 from agentlog.errors import NotLosslessJson
+from agentlog.events import event_or_record, settle_owned_wire
 from agentlog.stores.recovery import UNREPRESENTABLE
 from agentlog.values import JsonValue, dumps, is_seq, loads, share_strings
 
 _orjson_loads = orjson.loads
+_orjson_dumps = orjson.dumps
 _DecodeError = orjson.JSONDecodeError
+_EncodeError = orjson.JSONEncodeError
+_NEWLINE = orjson.OPT_APPEND_NEWLINE
 
 __all__ = [
+    "decode_current_line",
     "decode_event_line",
     "decode_seq_ranges",
     "encode_event_line",
@@ -117,7 +122,10 @@ def encode_event_line(event: Mapping[str, Any]) -> bytes:
         encoded = encode_seq_ranges(sources)
         if len(encoded) != len(sources):
             event = {**event, "sourceEventSeqs": encoded}
-    return dumps(event) + b"\n"
+    try:
+        return _orjson_dumps(event, option=_NEWLINE)  # the newline without copying the line
+    except _EncodeError:
+        return dumps(event) + b"\n"  # lone surrogates: the exact fallback
 
 
 def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
@@ -131,6 +139,31 @@ def decode_event_line(line: bytes) -> tuple[dict[str, Any] | None, str | None]:
             if isinstance(exc, NotLosslessJson) and exc.well_formed:
                 return None, f"{UNREPRESENTABLE} ({exc})"
             return None, f"unparsable line ({exc})"
+    return _decoded(record)
+
+
+def decode_current_line(line: bytes) -> tuple[Mapping[str, Any] | None, str | None]:
+    """``decode_event_line`` for a transcript of the current format, settling good records.
+
+    A record is checked and frozen into its ``Event`` right after it is parsed, while it is in
+    the processor's caches (``agentlog.events.settle_owned_wire``: one C call for the common
+    record), instead of in a second walk over the loaded log; a record it cannot settle comes
+    back as ``decode_event_line`` gives it, for the rebuild to diagnose with its location.
+    """
+    try:
+        record = _orjson_loads(line)
+    except _DecodeError:
+        return decode_event_line(line)
+    if type(record) is dict:
+        settled = settle_owned_wire(record)
+        if settled is not None:
+            return settled, None
+    event, problem = _decoded(record)
+    return (None, problem) if event is None else (event_or_record(event), None)
+
+
+def _decoded(record: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """A parsed line as a wire event (type interned, strings shared, citations expanded)."""
     if type(record) is not dict:
         return None, "line is not a JSON object"
     event_type = record.get("type")

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, BinaryIO, Final
 
 from agentlog.errors import CorruptLog
-from agentlog.formats import ROW_TYPES, MalformedChunkRow, decode_storage_record
-from agentlog.stores._jsonl_codec import decode_event_line, header_problem
+from agentlog.formats import FORMAT_VERSION, ROW_TYPES, MalformedChunkRow, decode_storage_record
+from agentlog.stores._jsonl_codec import decode_current_line, decode_event_line, header_problem
 from agentlog.stores._zstd_frames import (
     FrameScan,
     decode_frames,
@@ -69,7 +69,10 @@ def read_transcript(
         legacy = list(_scan_lines(file.read(), offset=len(header_line), first_line=2, rows=True))
         return header, *committed_prefix(legacy, location=location, session_id=session_id)
     events: list[Mapping[str, Any]] = []
-    append, decode, problem_of = events.append, decode_event_line, event_problem
+    # A current-format record becomes its checked Event while it is fresh (decode_current_line).
+    current = header["version"] == FORMAT_VERSION
+    decode = decode_current_line if current else decode_event_line
+    append, problem_of = events.append, event_problem
     for line in file:
         event, problem = decode(line)
         if problem is None:

@@ -85,11 +85,14 @@ class _FileLease(Lease):
         self.directory = directory
         self._lock_fd: int | None = lock_fd
         self.log_fd: int | None = None
+        self.log_size: int | None = None
+        """The transcript's size after this lease's last write (``None``: not known yet)."""
 
     def release(self, *, remove_lock: bool = False) -> None:
         if self.log_fd is not None:
             os.close(self.log_fd)
             self.log_fd = None
+            self.log_size = None
         if self._lock_fd is not None:
             unlock_session(self._lock_fd, self.directory / LOCK_NAME if remove_lock else None)
             self._lock_fd = None
@@ -175,33 +178,42 @@ class JsonlBackend(Backend):
         next_seq: int,
         truncate: TornTail | None,
     ) -> None:
-        path = lease.directory / self._name
         if next_seq == 0:
-            self._materialize(lease, path, header, events)
+            self._materialize(lease, lease.directory / self._name, header, events)
             return
         if lease.log_fd is None:
-            lease.log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            lease.log_fd = os.open(
+                lease.directory / self._name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+            )
         fd = lease.log_fd
         if truncate is not None:
+            lease.log_size = None
             os.ftruncate(fd, truncate.position)
             os.fsync(fd)
+            lease.log_size = truncate.position
         if not events:
             return
-        size = os.fstat(fd).st_size
+        # The lease holds the only writer: the size it wrote last is the size (no fstat).
+        size = lease.log_size if lease.log_size is not None else os.fstat(fd).st_size
+        data = self._encode_batch(events)
+        lease.log_size = None  # unknown until the write is durable or rolled back
         try:
-            write_all(fd, self._encode_batch(events))
+            write_all(fd, data)
             os.fdatasync(fd)
         except OSError as exc:
+            path = lease.directory / self._name
             roll_back(fd, size, path, exc, lease.session_id)
+            lease.log_size = size
             raise StoreError(
                 f'session "{lease.session_id}": append to "{path}" failed and was rolled back: '
                 f"{os_cause(exc)}",
                 session_id=lease.session_id,
                 path=str(path),
             ) from exc
+        lease.log_size = size + len(data)
 
     def _encode_batch(self, events: Sequence[Mapping[str, Any]]) -> bytes:
-        plaintext = b"".join(encode_event_line(event) for event in events)
+        plaintext = b"".join([encode_event_line(event) for event in events])
         return encode_frame(plaintext) if self.compressed else plaintext
 
     def _materialize(
@@ -257,6 +269,7 @@ class JsonlBackend(Backend):
             with contextlib.suppress(OSError):
                 temporary.unlink()
         lease.log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        lease.log_size = len(content)
 
     # --- removing -------------------------------------------------------------------------
 
@@ -296,6 +309,11 @@ class JsonlBackend(Backend):
         the transcript (atomically, by rename).
         """
         assert isinstance(lease, _FileLease)
+        # The transcript is rewritten through other descriptors: forget this lease's view of it.
+        if lease.log_fd is not None:
+            os.close(lease.log_fd)
+            lease.log_fd = None
+        lease.log_size = None
         with self._errors(session_id):
             path = self._find(session_id)
             if path is None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from agentlog.errors import CorruptLog, EventRejected, NotLosslessJson, SeedRejected
-from agentlog.events import Event, event_from_owned_wire
+from agentlog.events import Event, event_from_owned_wire, is_declared
 from agentlog.formats import FORMAT_VERSION, Artifact, migrate
 from agentlog.lifecycle import open_turn_closers
 from agentlog.session import Session
@@ -26,6 +26,7 @@ from agentlog.stores.recovery import (
     inherited_event_count,
 )
 from agentlog.surface import MessageProjection
+from agentlog.values import settled_types
 
 __all__ = ["Restored", "collector_paused", "restore_session"]
 
@@ -65,20 +66,21 @@ def restore_session(
         CorruptLog: for an invalid stored event or header, naming where it is.
     """
     version = check_format_version(stored.header.get("version"), session_id, stored.location)
-    records = [*stored.events, *(stored.torn.recovered if stored.torn else ())]
+    records = stored.events
+    if stored.torn is not None and stored.torn.recovered:
+        records = [*records, *stored.torn.recovered]
     migrated_from = None
     if version < FORMAT_VERSION:
         stored, migrated_from = _migrated(stored, records), version
-        records = list(stored.events)
-    check_known_types(records, session_id, stored.location)
+        records = stored.events
     with collector_paused():
-        events = [_event(session_id, stored, index, record) for index, record in enumerate(records)]
+        events = _checked_events(session_id, stored, records)
         closers = open_turn_closers(events, "interrupted") if repair else []
         header = {key: value for key, value in stored.header.items() if key != "type"}
         try:
             session = Session.from_events(
                 session_id,
-                [*events, *closers],
+                events + closers if closers else events,  # no copy of a log without closers
                 header,
                 inherited_event_count=inherited_event_count(header, events),
                 restore=True,
@@ -90,7 +92,7 @@ def restore_session(
     return Restored(session, len(events), migrated_from)
 
 
-def _migrated(stored: StoredLog, records: list[Mapping[str, Any]]) -> StoredLog:
+def _migrated(stored: StoredLog, records: Sequence[Mapping[str, Any]]) -> StoredLog:
     """``stored`` brought to the current format by the migration chain (in memory).
 
     Errors found later name seqs of the migrated log: its lines are no longer the file's.
@@ -103,6 +105,46 @@ def _migrated(stored: StoredLog, records: list[Mapping[str, Any]]) -> StoredLog:
         location=stored.location,
         migrated_from=header["version"],
     )
+
+
+def _checked_events(
+    session_id: str, stored: StoredLog, records: Sequence[Mapping[str, Any]]
+) -> list[Event]:
+    """The vocabulary gate (spec/core.md §8.1), then every record as a checked event.
+
+    One pass over the records, which a long log makes the expensive part: records the reader
+    already made ``Event``s are taken as they are (when all of them are, with their types
+    declared, the list itself is returned), and each type is looked up once. The gate's
+    refusal still wins over an invalid record anywhere in the log: before a record is refused,
+    the whole log goes through the gate.
+
+    Raises:
+        FormatVersionError: for an undeclared event type not marked ``ignorable``.
+        CorruptLog: for an invalid record, naming where it is.
+    """
+    types = settled_types(records, Event) if type(records) is list else None
+    if types is not None and all(type(name) is str and is_declared(name) for name in types):
+        return records  # type: ignore[return-value]  # all Events of declared types (checked)
+    declared: set[str] = set()
+    gated = False
+    events: list[Event] = []
+    append = events.append
+    try:
+        for index, record in enumerate(records):
+            event_type = record.get("type")
+            if type(event_type) is str and event_type in declared:
+                pass
+            elif type(event_type) is str and is_declared(event_type):
+                declared.add(event_type)
+            elif not gated and record.get("ignorable") is not True:
+                check_known_types(records, session_id, stored.location)  # names the first
+                gated = True  # passed: this record is no envelope at all, refused below
+            append(record if type(record) is Event else _event(session_id, stored, index, record))
+    except CorruptLog:
+        if not gated:
+            check_known_types(records, session_id, stored.location)
+        raise
+    return events
 
 
 def _event(

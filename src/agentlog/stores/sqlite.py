@@ -37,6 +37,8 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
+from agentlog.events import event_or_record
+from agentlog.formats import FORMAT_VERSION
 from agentlog.stores._causes import os_cause, sqlite_cause
 from agentlog.stores._durable_files import make_dirs
 from agentlog.stores._file_lock import lock_name, lock_session, unlock_session
@@ -338,8 +340,13 @@ class SqliteBackend(Backend):
                 )
                 try:
                     header = self._decode(-1, "header", row[0])
-                    # Decoded row by row from the cursor, so the rows are never all held at once.
-                    events = [self._event(index, columns) for index, columns in enumerate(rows)]
+                    # Decoded row by row from the cursor, so the rows are never all held at once;
+                    # a current-format record becomes its checked Event while it is fresh.
+                    current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
+                    settle = event_or_record if current else _as_is
+                    events = [
+                        settle(self._event(index, columns)) for index, columns in enumerate(rows)
+                    ]
                 except _BadRow as bad:
                     later = db.execute(
                         "SELECT count(*) FROM agentlog_events WHERE session_id = ? AND seq > ?",
@@ -500,6 +507,10 @@ def _roll_back(db: sqlite3.Connection) -> None:
     if db.in_transaction:
         with contextlib.suppress(sqlite3.Error):
             db.execute("ROLLBACK")
+
+
+def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
+    return record
 
 
 def _schema_sql(db: sqlite3.Connection) -> list[tuple[str, str]]:

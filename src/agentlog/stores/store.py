@@ -171,7 +171,7 @@ class Store:
                 else:
                     # Events salvaged from a torn tail are rewritten with the closers.
                     committed = len(stored.events)
-                    repaired = list(session.events)[committed:]
+                    repaired = session.events[committed:]
                     if repaired or stored.torn is not None:
                         self._backend.append(
                             lease,

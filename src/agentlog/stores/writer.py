@@ -7,11 +7,15 @@ Durability, stated per mode (DESIGN decision 7):
   write leaves nothing behind and the append raises, so the in-memory log never gets ahead of
   the store.
 * **write-behind**: ``append`` queues the event and returns; a background thread writes each
-  session's queue as one batch ``batch_delay`` seconds after its first queued event, and
-  ``Session.flush()`` (or ``close()``) writes the rest and returns once it is durable. Events
-  not yet flushed are lost in a crash; nothing flushed ever is. A failed background write keeps
-  the batch, in order, logs one warning, and the next ``flush()`` retries it (and raises if it
-  fails again).
+  session's queue as one batch ``batch_delay`` seconds after the first event of the batch was
+  queued, and ``Session.flush()`` (or ``close()``) writes the rest on the calling thread and
+  returns once it is durable. Events not yet flushed are lost in a crash; nothing flushed ever
+  is. A failed background write keeps the batch, in order, logs one warning, and the next
+  ``flush()`` retries it (and raises if it fails again). An agent that flushes more often than
+  ``batch_delay`` never meets the background thread: the thread sleeps until a batch is
+  actually due (one wake-up per due batch, never one per event or per flush), so a flush does
+  not wait for a background write of its own events; a flush with nothing queued returns at
+  once.
 * **group commit** (``Session.batch()``, either mode): between ``hold`` and ``release`` events
   are only queued; the release writes them as one durable backend append on the calling thread.
   A crash before it loses only the block's events. A failed release keeps them queued, in
@@ -72,6 +76,10 @@ class Writer:
         self._failed = False
         self._closed = False
         self._held = False
+        self._deadline: float | None = None
+        """When the queued batch is due for a background write (``None``: nothing is due)."""
+        self._armed = False
+        """Whether the batcher holds a wake-up for this writer."""
 
     @property
     def stored(self) -> int:
@@ -91,13 +99,31 @@ class Writer:
                 with self._queue_lock:
                     del self._pending[: len(batch) - 1]
             return
+        if self._batcher is None:
+            # A group commit without a background thread: nothing else touches the queue (the
+            # session calls its sink one call at a time), so no lock either.
+            self._pending.append(event)
+            return
         with self._queue_lock:
             self._pending.append(event)
-            # The first queued event arms the deadline; after a failed background write, the
-            # next event re-arms a fresh window (automatic retries pause until then).
-            arm = not self._held and (len(self._pending) == 1 or self._failed)
-        if arm and self._batcher is not None:
-            self._batcher.schedule(self)
+            wake_at = None if self._held else self._open_window()
+        if wake_at is not None:
+            self._batcher.schedule(self, wake_at)
+
+    def _open_window(self) -> float | None:
+        """Start the deadline of a new batch (queue lock held); when the batcher must wake.
+
+        ``None`` when nothing changes for the batcher: a batch is already open, an open group
+        commit writes its events itself, or a wake-up is pending (it finds the new deadline
+        and sleeps on to it).
+        """
+        if self._held or self._deadline is not None or self._batcher is None:
+            return None
+        self._deadline = time.monotonic() + self._batcher.delay
+        if self._armed:
+            return None
+        self._armed = True
+        return self._deadline
 
     def hold(self) -> None:
         """Start a group commit: queue events until ``release`` (no background write meanwhile)."""
@@ -112,8 +138,11 @@ class Writer:
         self._held = False
         if write:
             self.flush()
-        elif self._pending and self._batcher is not None:
-            self._batcher.schedule(self)
+            return
+        with self._queue_lock:
+            wake_at = self._open_window() if self._pending else None
+        if wake_at is not None and self._batcher is not None:
+            self._batcher.schedule(self, wake_at)
 
     def catch_up(self, events: list[Event]) -> None:
         """Durably write events the session already holds beyond what is stored (seeds)."""
@@ -125,29 +154,49 @@ class Writer:
     def flush(self) -> None:
         """Write every queued event; return once they are durable.
 
+        With nothing queued this returns at once: the queue only shrinks once a write of it is
+        durable, so an empty queue means everything persisted is.
+
         Raises:
             StoreError: when the write fails; the queue is kept for the next flush.
         """
+        if not self._pending:
+            return
         with self._io_lock:
             while True:
                 with self._queue_lock:
                     batch = list(self._pending)
-                if not batch:
-                    return
+                    if not batch:
+                        self._deadline = None
+                        return
                 self._write(batch)
                 with self._queue_lock:
                     del self._pending[: len(batch)]
                     self._failed = False
 
-    def flush_in_background(self) -> None:
-        """The batcher's flush: failures are logged once and retried by ``flush()``."""
-        if self._held:
-            return  # an open group commit writes its events itself when it ends
+    def flush_in_background(self) -> float | None:
+        """The batcher's wake-up: write the batch if it is due; the next wake-up time, if any.
+
+        Failures are logged once and retried by ``flush()``; automatic retries wait for the
+        next event to start a new batch.
+        """
+        with self._queue_lock:
+            deadline = self._deadline
+            if self._closed or self._held or deadline is None:
+                # Flushed meanwhile, or a group commit writes at its end (and, if it does not
+                # write, starts a new batch).
+                self._armed = False
+                self._deadline = None
+                return None
+            if deadline > time.monotonic():
+                return deadline  # the batch due earlier was flushed; this one is not due yet
         try:
             self.flush()
         except Exception as exc:  # contained: the events stay queued for the next flush
             with self._queue_lock:
                 first_failure, self._failed = not self._failed, True
+                self._deadline = None
+                self._armed = False
             if first_failure:
                 _logger.warning(
                     'background write for session "%s" failed (buffered events retained): %s: %s',
@@ -155,11 +204,10 @@ class Writer:
                     type(exc).__name__,
                     exc,
                 )
-            return
+            return None
         with self._queue_lock:
-            more = bool(self._pending)
-        if more and self._batcher is not None:
-            self._batcher.schedule(self)  # events that arrived during the write
+            self._armed = self._deadline is not None
+            return self._deadline
 
     def close(self) -> None:
         """Flush, then release the lease; idempotent. If the flush fails, nothing is released."""
@@ -188,34 +236,42 @@ class Writer:
 
 
 class Batcher:
-    """One background thread that writes each write-behind session's queue on its deadline."""
+    """One background thread that writes each write-behind session's queue when it is due.
+
+    The thread sleeps until the earliest wake-up a writer asked for; it is woken early only
+    when a new wake-up becomes the earliest one, which never happens while writers' deadlines
+    are all ``delay`` apart from their batches' first events.
+    """
 
     def __init__(self, delay: float) -> None:
         if not 0 < delay <= 3600:
             raise ValueError(f"batch_delay must be in (0, 3600] seconds, got {delay!r}")
-        self._delay = delay
+        self.delay = delay
+        """Seconds from a batch's first queued event to its background write."""
         self._due: list[tuple[float, int, Writer]] = []
         self._order = 0
         self._wake = threading.Condition()
         self._stopped = False
         self._thread: threading.Thread | None = None
 
-    def schedule(self, writer: Writer) -> None:
-        """Arm ``writer``'s deadline (its first queued event just arrived)."""
+    def schedule(self, writer: Writer, when: float) -> None:
+        """Wake up for ``writer`` at ``when`` (a ``time.monotonic()`` time)."""
         with self._wake:
             if self._stopped:
                 return
             self._order += 1
-            heapq.heappush(self._due, (time.monotonic() + self._delay, self._order, writer))
+            entry = (when, self._order, writer)
+            heapq.heappush(self._due, entry)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="agentlog-write-behind", daemon=True
                 )
                 self._thread.start()
-            self._wake.notify()
+            elif self._due[0] is entry:
+                self._wake.notify()  # the thread sleeps until a later time
 
     def forget(self, writer: Writer) -> None:
-        """Drop ``writer``'s deadlines (it was closed)."""
+        """Drop ``writer``'s wake-ups (it was closed)."""
         with self._wake:
             self._due = [entry for entry in self._due if entry[2] is not writer]
             heapq.heapify(self._due)
@@ -237,4 +293,6 @@ class Batcher:
                 if self._stopped:
                     return
                 _, _, writer = heapq.heappop(self._due)
-            writer.flush_in_background()
+            again = writer.flush_in_background()
+            if again is not None:
+                self.schedule(writer, again)

@@ -5,7 +5,7 @@ either appends itself, replaces a range of nodes (shadowing them — they stay i
 as a message projection, rewrites the content of visible messages.
 """
 
-from agentlog.surface.derive import derive_event_message
+from agentlog.surface.derive import derive_event_message, derive_node_messages
 from agentlog.surface.fold import FoldResult, Replacement, fold_surface
 from agentlog.surface.markers import APPEND, check_markers
 from agentlog.surface.projections import (
@@ -32,6 +32,7 @@ __all__ = [
     "SurfaceState",
     "check_markers",
     "derive_event_message",
+    "derive_node_messages",
     "fold_surface",
     "image_blocks",
     "projection_registry",

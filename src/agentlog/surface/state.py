@@ -10,11 +10,11 @@ replace.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 from agentlog.errors import EventRejected
-from agentlog.events import PROJECTION_TYPES
+from agentlog.events import PROJECTION_TYPES, SURFACE_EVENT_TYPES, Event
 from agentlog.surface.markers import APPEND, check_markers
 from agentlog.surface.projections import MessageProjection, ProjectionContext, ProjectionError
 from agentlog.values import JsonValue, is_seq, json_equal
@@ -119,8 +119,81 @@ class SurfaceState:
             self.projected.update(plan[1])
             self.content_generation += 1
 
+    def advance_plain(
+        self,
+        events: Sequence[Any],
+        start: int,
+        log: list[Any],
+        stop_types: Collection[str] = (),
+    ) -> int:
+        """Fold ``events[start:]`` into the surface and ``log`` while each is a plain ``Event``.
+
+        A replay's loop over a whole log, for the events ``advance`` decides inline (a log-only
+        event without markers; an ``append`` of a surface type other than
+        ``developer/message`` without ``sourceEventSeqs``), each of which must be the
+        ``Event`` at its own seq (``events[i]`` has seq ``i``). Returns the index of the first
+        event it left (or ``len(events)``) for the caller's full checks; types in
+        ``stop_types`` are always left.
+        """
+        nodes_append, log_append = self.nodes.append, log.append
+        projections, seq = self._projections, self.expected_seq
+        index = start
+        for index in range(start, len(events)):  # the stop is returned
+            event = events[index]
+            if type(event) is not Event or event["seq"] != seq or "sourceEventSeqs" in event:
+                break
+            event_type = event["type"]
+            if event_type in stop_types:
+                break
+            if "surfaceOp" not in event:
+                if (
+                    event_type in SURFACE_EVENT_TYPES
+                    or event_type in projections
+                    or event_type in PROJECTION_TYPES
+                ):
+                    break
+            elif (
+                event["surfaceOp"] == APPEND
+                and event_type in SURFACE_EVENT_TYPES
+                and event_type != "developer/message"
+            ):
+                nodes_append(seq)
+            else:
+                break
+            log_append(event)
+            seq += 1
+        else:
+            index = len(events)
+        self.expected_seq = seq
+        return index
+
     def advance(self, event: Mapping[str, Any]) -> Plan:
-        """Plan and apply ``event`` in one go (replay); returns the applied plan."""
+        """Plan and apply ``event`` in one go (replay); returns the applied plan.
+
+        The two transitions of almost every event of a log are decided inline, by the same
+        rules ``plan()`` applies to them: a log-only event without markers, and an ``append``
+        of a surface type other than ``developer/message`` (whose header binding ``plan()``
+        checks) without ``sourceEventSeqs``. Everything else takes ``plan()``.
+        """
+        seq = event["seq"]
+        if seq == self.expected_seq and "sourceEventSeqs" not in event:
+            event_type = event["type"]
+            if "surfaceOp" not in event:
+                if (
+                    event_type not in SURFACE_EVENT_TYPES
+                    and event_type not in self._projections
+                    and event_type not in PROJECTION_TYPES
+                ):
+                    self.expected_seq += 1
+                    return None
+            elif (
+                event["surfaceOp"] == APPEND
+                and event_type in SURFACE_EVENT_TYPES
+                and event_type != "developer/message"
+            ):
+                self.nodes.append(self.expected_seq)
+                self.expected_seq += 1
+                return _APPEND_PLAN
         plan = self.plan(event)
         self.apply(plan)
         return plan

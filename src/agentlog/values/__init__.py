@@ -19,10 +19,14 @@ from agentlog.values._snapshot import (
     freeze_owned,
     is_frozen,
     json_path,
+    message_rules_hold,
     retype,
+    settle_event_record,
+    settled_types,
     share_strings,
     snapshot,
     thaw_walk,
+    untrack,
 )
 from agentlog.values._text import dumps, loads
 
@@ -40,10 +44,14 @@ __all__ = [
     "js_text",
     "json_path",
     "loads",
+    "message_rules_hold",
     "retype",
+    "settle_event_record",
+    "settled_types",
     "share_strings",
     "snapshot",
     "thaw",
+    "untrack",
 ]
 
 JsonValue: TypeAlias = Any

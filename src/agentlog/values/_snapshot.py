@@ -21,11 +21,13 @@ __all__ = [
     "c_snapshot",
     "freeze_owned",
     "is_frozen",
+    "settle_event_record",
     "python_snapshot",
     "retype",
     "share_strings",
     "snapshot",
     "thaw_walk",
+    "untrack",
 ]
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -142,10 +144,88 @@ share_strings: Callable[[Any], None] = (
 
 A parser makes a new ``str`` for each ``"text"``, ``"assistant"`` or model name of a log, so a
 loaded session would hold tens of thousands of equal copies; the stores' readers call this on
-each record right after parsing, so the parser's next record reuses the memory. Only the C
+each record right after parsing, so the parser's next record reuses the memory (the
+accelerator's ``freeze_owned`` and ``settle_event_record`` share the same way). Only the C
 accelerator does it (a bounded table of recent strings; ``str`` is immutable, so nothing
 observable changes); without it this does nothing. Never pass a caller's object: its dicts and
 lists are changed in place.
+"""
+
+
+def _untrack_nothing(value: Any) -> Any:
+    """``untrack`` without the accelerator: the collector keeps tracking ``value``."""
+    return value
+
+
+untrack: Callable[[Any], Any] = _untrack_nothing if _speedups is None else _speedups.untrack
+"""Take a frozen container (an ``Event`` too) out of the cyclic garbage collector's lists.
+
+Frozen values are immutable and hold only scalars and frozen values built before them, so no
+reference cycle can pass through one: the collector would walk a long session's whole log at
+every full collection and find nothing (DESIGN.md, Performance targets: no collector stalls).
+Reference counting still frees them. The accelerator's ``snapshot`` and ``freeze_owned``
+untrack what they build; this serves frozen containers built elsewhere (events). Without the
+accelerator it does nothing (Python has no way to untrack an object), which changes no value.
+"""
+
+
+def _settle_nothing(
+    record: dict[str, Any], subtype: type[FrozenDict], rule_types: frozenset[str]
+) -> FrozenDict | None:
+    """``settle_event_record`` without the accelerator: every record takes the general path."""
+    return None
+
+
+settle_event_record: Callable[
+    [dict[str, Any], type[FrozenDict], frozenset[str]], FrozenDict | None
+] = _settle_nothing if _speedups is None else _speedups.settle_event_record
+"""A freshly parsed event record checked and frozen in place, if the accelerator can.
+
+``settle_event_record(record, subtype, rule_types)`` is the stores' readers' one C call per
+record of a current-format log: the envelope of spec/core.md §2.1 (only envelope keys, a ``str``
+type, ``int`` seq and time in range, ``data`` present, ``ignorable`` absent or ``true``,
+citations as plain ints), the lossless domain of every value (short strings shared as
+``share_strings`` does, the type interned), and the per-type data rules of the message types
+when their data is plainly valid. Returns the record as a ``subtype`` when every check passed;
+as a ``FrozenDict`` when the types in ``rule_types`` still need the Python rules (which name
+what is wrong); ``None`` when the accelerator is missing or the general path must read the
+record. What was frozen by then stays frozen and valid. Never pass a caller's object: it is
+changed.
+"""
+
+
+def _rules_not_known(event_type: str, data: Any) -> bool:
+    """``message_rules_hold`` without the accelerator: the Python rules always run."""
+    return False
+
+
+message_rules_hold: Callable[[str, Any], bool] = (
+    _rules_not_known if _speedups is None else _speedups.message_rules_hold
+)
+"""Whether the accelerator finds a message event's data plainly valid under its rules.
+
+``True`` only when every per-type rule of the user, assistant, tool-result and system message
+types holds (spec/core.md §4 step 7 and §9.1 step 4), so the Python rules
+(``agentlog.events.check_event``) would pass it; ``False`` means "run them": they name what is
+wrong, or accept what this stricter test leaves to them (an integral float turn, a developer
+message). Always ``False`` without the accelerator.
+"""
+
+
+def _python_settled_types(records: list[Any], subtype: type[FrozenDict]) -> set[Any] | None:
+    if not all(type(record) is subtype for record in records):
+        return None
+    return {record["type"] for record in records}
+
+
+settled_types: Callable[[list[Any], type[FrozenDict]], set[Any] | None] = (
+    _python_settled_types if _speedups is None else _speedups.settled_types
+)
+"""The set of ``"type"`` values of ``records`` when every one is an exact ``subtype``.
+
+``None`` as soon as one record is not (a record a reader left for the rebuild to diagnose).
+One pass over a loaded log, in C with the accelerator: on a long log each pass costs a cache
+miss per event, so the rebuild makes as few as it can.
 """
 
 

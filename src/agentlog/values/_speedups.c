@@ -18,6 +18,15 @@
  * freed memory), it replaces every short string value by the equal one a small two-way
  * set-associative table holds, if any. The table is bounded (unique strings such as ids only
  * evict each other) and holds immutable str objects only, so sharing is invisible to callers.
+ *
+ * Every frozen container this module finishes is taken out of the cyclic garbage collector's
+ * lists (PyObject_GC_UnTrack): it is immutable, and it holds only scalars and frozen
+ * containers built before it, so it can never be part of a reference cycle, and a collection
+ * has nothing to find in it. A long session's log then costs the collector nothing, instead of
+ * a walk of every event at each full collection. Reference counting still frees every frozen
+ * value the moment the last reference goes. (Code that mutates one anyway through the C-level
+ * dict/list methods could build a cycle the collector would no longer see; the Python-level
+ * mutators raise.)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -112,6 +121,7 @@ snap_dict(PyObject *value, int depth)
             return NULL;
         }
     }
+    PyObject_GC_UnTrack(out); /* filled: from now on immutable and acyclic */
     return out;
 }
 
@@ -137,6 +147,7 @@ snap_list(PyObject *value, int depth)
             return NULL;
         }
     }
+    PyObject_GC_UnTrack(out);
     return out;
 }
 
@@ -256,14 +267,23 @@ freeze_container(PyObject *value, PyObject *target, int depth)
         fallback();
         return -1;
     }
+    /* Short string values are shared on the way, as share_strings does (one walk for both). */
     if (Py_TYPE(value) == &PyDict_Type) {
         Py_ssize_t pos = 0;
         PyObject *key, *item;
         while (PyDict_Next(value, &pos, &key, &item)) {
-            if (!PyUnicode_CheckExact(key) || freeze(item, depth + 1) < 0) {
-                if (!PyErr_Occurred()) {
-                    fallback();
+            if (!PyUnicode_CheckExact(key)) {
+                fallback();
+                return -1;
+            }
+            if (PyUnicode_CheckExact(item)) {
+                PyObject *shared = shared_string(item);
+                /* Replacing the value of an existing key keeps the iteration valid. */
+                if (shared == NULL || (shared != item && PyDict_SetItem(value, key, shared) < 0)) {
+                    return -1;
                 }
+            }
+            else if (freeze(item, depth + 1) < 0) {
                 return -1;
             }
         }
@@ -271,13 +291,26 @@ freeze_container(PyObject *value, PyObject *target, int depth)
     else {
         Py_ssize_t size = PyList_GET_SIZE(value);
         for (Py_ssize_t i = 0; i < size; i++) {
-            if (freeze(PyList_GET_ITEM(value, i), depth + 1) < 0) {
+            PyObject *item = PyList_GET_ITEM(value, i);
+            if (PyUnicode_CheckExact(item)) {
+                PyObject *shared = shared_string(item);
+                if (shared == NULL) {
+                    return -1;
+                }
+                if (shared != item) {
+                    Py_INCREF(shared);
+                    PyList_SET_ITEM(value, i, shared);
+                    Py_DECREF(item);
+                }
+            }
+            else if (freeze(item, depth + 1) < 0) {
                 return -1;
             }
         }
     }
     Py_INCREF(target);
     Py_SET_TYPE(value, (PyTypeObject *)target);
+    PyObject_GC_UnTrack(value);
     return 0;
 }
 
@@ -357,8 +390,365 @@ speedups_retype(PyObject *module, PyObject *args)
     PyTypeObject *old = Py_TYPE(value);
     Py_SET_TYPE(value, subtype);
     Py_DECREF(old);
+    PyObject_GC_UnTrack(value);
     Py_INCREF(value);
     return value;
+}
+
+/* untrack(value): take a frozen container (an Event too) out of the collector's lists. */
+static PyObject *
+speedups_untrack(PyObject *module, PyObject *value)
+{
+    if (FrozenDictType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(value, (PyTypeObject *)FrozenDictType) &&
+        !PyObject_TypeCheck(value, (PyTypeObject *)FrozenListType)) {
+        PyErr_SetString(PyExc_TypeError, "untrack() takes a FrozenDict or a FrozenList");
+        return NULL;
+    }
+    PyObject_GC_UnTrack(value);
+    Py_INCREF(value);
+    return value;
+}
+
+/*
+ * settle_event_record(record, event_type, rule_types): the stores' readers' one call per fresh
+ * record of a current-format log. It checks the event envelope (spec/core.md §2.1: only
+ * envelope keys; a str type; a seq that is an int in 0..2**53-1; a time that is an int within
+ * +-(2**53-1); data present; ignorable absent or true; sourceEventSeqs, if present, a list of
+ * plain ints), interns the type, and freezes the record in place as freeze_in_place does (short
+ * strings shared on the way). Then the per-type data rules (spec/core.md §4 step 7, §9.1
+ * step 4): a type outside rule_types has none; a message type is accepted here when its data is
+ * plainly valid (message_rules_hold below). The record comes back as an event_type instance
+ * when every check passed, as a FrozenDict when rules remain for the Python checks (which name
+ * the rule), and None for anything the general path must read or diagnose (range-encoded
+ * citations, a bad envelope, a value outside the domain); what was frozen by then stays frozen
+ * and valid. (None rather than Fallback: a reader calls this for every record, and raising
+ * costs more than the call.)
+ */
+static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
+static PyObject *MessageTypes[5]; /* user, assistant, tool, system, developer */
+static PyObject *Keys[19];
+
+enum {
+    K_MESSAGE, K_ROLE, K_CONTENT, K_TYPE, K_ERROR, K_IS_ERROR, K_TURN, K_STEP, K_STREAM, K_ID,
+    K_SOURCE, K_KIND, K_PROVIDER, K_MODEL, K_CALL_ID, K_TOOL_CALL_ID, K_TOOL_ADDITION,
+    K_TOOL_REMOVAL, K_SYSTEM_PROMPT
+};
+static const char *KeyNames[19] = {
+    "message", "role", "content", "type", "error", "isError", "turn", "step", "stream", "id",
+    "source", "kind", "provider", "model", "callId", "toolCallId", "tool-addition",
+    "tool-removal", "system-prompt",
+};
+static const char *Roles[5] = {"user", "assistant", "tool", "system", "developer"};
+static PyObject *RoleNames[5];
+
+static int
+safe_int(PyObject *value, long long low)
+{
+    if (Py_TYPE(value) != &PyLong_Type) {
+        return 0;
+    }
+    int overflow = 0;
+    long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (number == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !overflow && number >= low && number <= MAX_SAFE_INTEGER;
+}
+
+/* A borrowed item of a dict, NULL when absent or when `dict` is no dict (never an error). */
+static PyObject *
+get(PyObject *dict, int key)
+{
+    if (dict == NULL || !PyDict_Check(dict)) {
+        return NULL;
+    }
+    PyObject *item = PyDict_GetItemWithError(dict, Keys[key]);
+    if (item == NULL) {
+        PyErr_Clear();
+    }
+    return item;
+}
+
+static int
+nonempty_str(PyObject *value)
+{
+    return value != NULL && PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > 0;
+}
+
+static int
+is_text(PyObject *value, PyObject *text)
+{
+    return value != NULL && PyUnicode_CheckExact(value) &&
+           (value == text || PyUnicode_Compare(value, text) == 0);
+}
+
+/*
+ * Whether the data of a message event (kind 0-3: user, assistant, tool result, system) is
+ * plainly valid under rules.py's _check_message_event with its shape checks: 1 means those
+ * checks all pass; 0 means "let them decide" (they name the broken rule, or accept what this
+ * stricter test leaves to them, such as an integral float turn). Developer messages, with
+ * their tool-change rules, are always left to them.
+ */
+static int
+message_rules_hold(int kind, PyObject *data)
+{
+    if (!PyDict_Check(data)) {
+        return 0;
+    }
+    PyObject *message = kind == 0 ? data : get(data, K_MESSAGE);
+    PyObject *content = get(message, K_CONTENT);
+    if (content == NULL || !PyList_Check(content)) {
+        return 0; /* also when there is no message object */
+    }
+    Py_ssize_t size = PyList_GET_SIZE(content);
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *block_type = get(PyList_GET_ITEM(content, i), K_TYPE);
+        if (is_text(block_type, Keys[K_TOOL_ADDITION]) ||
+            is_text(block_type, Keys[K_TOOL_REMOVAL])) {
+            return 0; /* tool-change blocks require developer role */
+        }
+    }
+    if (kind == 2 && get(data, K_ERROR) != NULL && get(message, K_IS_ERROR) != Py_True) {
+        return 0;
+    }
+    if (kind == 1) { /* settlement fields */
+        PyObject *turn = get(data, K_TURN), *step = get(data, K_STEP);
+        PyObject *stream = get(data, K_STREAM);
+        if (turn == NULL || !safe_int(turn, 0) || step == NULL || !safe_int(step, 0) ||
+            stream == NULL || !PyList_Check(stream)) {
+            return 0;
+        }
+    }
+    if (!nonempty_str(get(message, K_ID)) || !is_text(get(message, K_ROLE), RoleNames[kind])) {
+        return 0;
+    }
+    PyObject *source = get(message, K_SOURCE);
+    PyObject *source_kind = get(source, K_KIND);
+    if (!nonempty_str(source_kind)) {
+        return 0;
+    }
+    switch (kind) {
+    case 0:
+        return 1;
+    case 1:
+        return is_text(source_kind, Keys[K_MODEL]) && nonempty_str(get(source, K_PROVIDER)) &&
+               nonempty_str(get(source, K_MODEL));
+    case 2: {
+        PyObject *call_id = get(source, K_CALL_ID);
+        return is_text(source_kind, RoleNames[2]) && nonempty_str(call_id) &&
+               is_text(get(message, K_TOOL_CALL_ID), call_id);
+    }
+    default:
+        return is_text(source_kind, Keys[K_SYSTEM_PROMPT]);
+    }
+}
+
+/* The message kind (0-3) of an event type, or -1 for any other type. */
+static int
+message_kind(PyObject *event_type)
+{
+    for (int kind = 0; kind < 4; kind++) {
+        if (event_type == MessageTypes[kind]) {
+            return kind;
+        }
+    }
+    if (!PyUnicode_CheckExact(event_type) || PyUnicode_CHECK_INTERNED(event_type)) {
+        return -1; /* an interned type that is none of them, or not a str at all */
+    }
+    for (int kind = 0; kind < 4; kind++) {
+        if (PyUnicode_Compare(event_type, MessageTypes[kind]) == 0) {
+            return kind;
+        }
+    }
+    return -1;
+}
+
+/* message_rules_hold(event_type, data): True when the data of a message event is plainly
+ * valid under the per-type rules (so the Python rules would pass it); False means "run them". */
+static PyObject *
+speedups_message_rules_hold(PyObject *module, PyObject *args)
+{
+    PyObject *event_type, *data;
+    if (!PyArg_ParseTuple(args, "OO", &event_type, &data)) {
+        return NULL;
+    }
+    int kind = message_kind(event_type);
+    return PyBool_FromLong(kind >= 0 && message_rules_hold(kind, data));
+}
+
+/* Which envelope key `key` is (its index in EnvelopeKeys), or -1: by identity first (parsers
+ * reuse their key objects), else by length and text; envelope keys are ASCII. */
+static int
+envelope_index(PyObject *key)
+{
+    for (int i = 0; i < 7; i++) {
+        if (key == EnvelopeKeys[i]) {
+            return i;
+        }
+    }
+    if (!PyUnicode_CheckExact(key) || !PyUnicode_IS_COMPACT_ASCII(key)) {
+        return -1;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(key);
+    const char *text = (const char *)PyUnicode_DATA(key);
+    for (int i = 0; i < 7; i++) {
+        if (PyUnicode_GET_LENGTH(EnvelopeKeys[i]) == length &&
+            memcmp(PyUnicode_DATA(EnvelopeKeys[i]), text, (size_t)length) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The interned string equal to a fresh str `text` (a new reference). A log has a few dozen
+ * event types: a small table of the interned ones answers without hashing. */
+#define TYPE_SLOTS 64
+static PyObject *InternedTypes[TYPE_SLOTS];
+static int NextTypeSlot = 0;
+
+static PyObject *
+interned_type(PyObject *text)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    for (int i = 0; i < TYPE_SLOTS && InternedTypes[i] != NULL; i++) {
+        PyObject *held = InternedTypes[i];
+        if (held == text || same_text(held, text, length)) {
+            Py_INCREF(held);
+            return held;
+        }
+    }
+    Py_INCREF(text);
+    PyUnicode_InternInPlace(&text);
+    Py_INCREF(text);
+    Py_XSETREF(InternedTypes[NextTypeSlot], text);
+    NextTypeSlot = (NextTypeSlot + 1) % TYPE_SLOTS;
+    return text;
+}
+
+static PyTypeObject *SettledType = NULL; /* the subtype validated last */
+
+static PyObject *
+speedups_settle_event_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[1]) || !PyFrozenSet_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "settle_event_record(record, subtype, rule_types: frozenset)");
+        return NULL;
+    }
+    PyObject *record = args[0], *target = args[1], *rule_types = args[2];
+    PyTypeObject *subtype = (PyTypeObject *)target;
+    if (subtype != SettledType) {
+        if (FrozenDictType == NULL || !PyType_IsSubtype(subtype, (PyTypeObject *)FrozenDictType) ||
+            subtype->tp_basicsize != PyDict_Type.tp_basicsize || subtype->tp_dictoffset != 0 ||
+            subtype->tp_weaklistoffset != 0) {
+            PyErr_SetString(PyExc_TypeError,
+                            "settle_event_record() needs a slotless FrozenDict subtype");
+            return NULL;
+        }
+        SettledType = subtype; /* a heap type the caller's module keeps alive */
+    }
+    if (Py_TYPE(record) != &PyDict_Type || PyDict_GET_SIZE(record) > 7) {
+        Py_RETURN_NONE;
+    }
+    PyObject *found[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(record, &pos, &key, &value)) {
+        int index = envelope_index(key);
+        if (index < 0) {
+            Py_RETURN_NONE; /* not an envelope key */
+        }
+        found[index] = value;
+    }
+    if (found[0] == NULL || !PyUnicode_CheckExact(found[0]) || found[1] == NULL ||
+        !safe_int(found[1], 0) || found[2] == NULL || !safe_int(found[2], -MAX_SAFE_INTEGER) ||
+        found[3] == NULL || (found[6] != NULL && found[6] != Py_True)) {
+        Py_RETURN_NONE;
+    }
+    PyObject *sources = found[5];
+    if (sources != NULL) {
+        if (Py_TYPE(sources) != &PyList_Type) {
+            Py_RETURN_NONE;
+        }
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(sources); i++) {
+            if (Py_TYPE(PyList_GET_ITEM(sources, i)) != &PyLong_Type) {
+                Py_RETURN_NONE;
+            }
+        }
+    }
+    PyObject *event_type = interned_type(found[0]);
+    if (event_type != found[0] && PyDict_SetItem(record, EnvelopeKeys[0], event_type) < 0) {
+        Py_DECREF(event_type);
+        return NULL;
+    }
+    Py_DECREF(event_type); /* the record and the table hold it */
+    if (freeze(record, 0) < 0) {
+        if (!PyErr_ExceptionMatches(Fallback)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    int checked = 1;
+    int ruled = PySet_Contains(rule_types, event_type);
+    if (ruled < 0) {
+        return NULL;
+    }
+    if (ruled) {
+        int kind = message_kind(event_type);
+        checked = kind >= 0 && message_rules_hold(kind, found[3]);
+    }
+    if (checked) {
+        Py_INCREF(target);
+        Py_SET_TYPE(record, subtype);
+        Py_DECREF(FrozenDictType);
+    }
+    Py_INCREF(record);
+    return record;
+}
+
+/* settled_types(records, subtype): the set of the "type" values of a list whose items are all
+ * exact `subtype` instances (settled events), else None; one pass over the list. */
+static PyObject *
+speedups_settled_types(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyType_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "settled_types(records: list, subtype: type)");
+        return NULL;
+    }
+    PyObject *records = args[0];
+    PyTypeObject *subtype = (PyTypeObject *)args[1];
+    PyObject *types = PySet_New(NULL);
+    if (types == NULL) {
+        return NULL;
+    }
+    PyObject *last = NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *record = PyList_GET_ITEM(records, i);
+        if (Py_TYPE(record) != subtype) {
+            Py_DECREF(types);
+            Py_RETURN_NONE;
+        }
+        PyObject *event_type = PyDict_GetItemWithError(record, EnvelopeKeys[0]);
+        if (event_type == NULL) {
+            Py_DECREF(types);
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        if (event_type != last && PySet_Add(types, event_type) < 0) {
+            Py_DECREF(types);
+            return NULL;
+        }
+        last = event_type;
+    }
+    return types;
 }
 
 static PyObject *
@@ -404,6 +794,15 @@ static PyMethodDef speedups_methods[] = {
      "Replace the short string values of plain dicts and lists by equal shared ones, in place."},
     {"retype", speedups_retype, METH_VARARGS,
      "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
+    {"untrack", speedups_untrack, METH_O,
+     "Take a frozen container out of the cyclic garbage collector's lists; return it."},
+    {"message_rules_hold", speedups_message_rules_hold, METH_VARARGS,
+     "Whether a message event's data is plainly valid under the per-type rules."},
+    {"settled_types", (PyCFunction)(void (*)(void))speedups_settled_types, METH_FASTCALL,
+     "The set of the types of a list of settled events, or None if one is not settled."},
+    {"settle_event_record", (PyCFunction)(void (*)(void))speedups_settle_event_record,
+     METH_FASTCALL,
+     "Check a fresh record's envelope (and rules) and freeze it in place as an event, or fall back."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -418,6 +817,29 @@ PyInit__speedups(void)
     EmptyTuple = PyTuple_New(0);
     if (EmptyTuple == NULL) {
         return NULL;
+    }
+    static const char *envelope[7] = {"type", "seq", "time", "data", "surfaceOp",
+                                      "sourceEventSeqs", "ignorable"};
+    for (int i = 0; i < 7; i++) {
+        EnvelopeKeys[i] = PyUnicode_InternFromString(envelope[i]);
+        if (EnvelopeKeys[i] == NULL) {
+            return NULL;
+        }
+    }
+    static const char *message_types[5] = {"user/message", "assistant/message", "tool/result",
+                                           "system/message", "developer/message"};
+    for (int i = 0; i < 5; i++) {
+        MessageTypes[i] = PyUnicode_InternFromString(message_types[i]);
+        RoleNames[i] = PyUnicode_InternFromString(Roles[i]);
+        if (MessageTypes[i] == NULL || RoleNames[i] == NULL) {
+            return NULL;
+        }
+    }
+    for (int i = 0; i < 19; i++) {
+        Keys[i] = PyUnicode_InternFromString(KeyNames[i]);
+        if (Keys[i] == NULL) {
+            return NULL;
+        }
     }
     return PyModule_Create(&speedups_module);
 }
