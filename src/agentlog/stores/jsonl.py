@@ -303,6 +303,17 @@ class JsonlBackend(Backend):
             )
         return infos
 
+    def revision(self, session_id: str) -> str | None:
+        """The transcript's ``dev:ino:size:mtimeNs:ctimeNs`` (spec/persistence.md §3.7)."""
+        path = self._find(session_id)
+        if path is None:
+            return None
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
     def _first_line(self, path: Path) -> bytes:
         return first_line(path, compressed=self.compressed)
 

@@ -102,6 +102,12 @@ class MemoryBackend(Backend):
                 )
             stored.extend(events)
 
+    def revision(self, session_id: str) -> str | None:
+        """The number of stored events (the log only grows here)."""
+        with self._lock:
+            events = self._events.get(session_id)
+            return None if events is None else str(len(events))
+
     def list(self) -> list[SessionInfo]:
         """Every materialized session."""
         with self._lock:

@@ -18,10 +18,10 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from sys import intern
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import zstandard
 
@@ -32,6 +32,7 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
+from agentlog.stores._sqlite_read_only import read_only_query
 from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
 from agentlog.values import JsonValue, dumps, loads, share_strings
 
@@ -67,6 +68,7 @@ CREATE TABLE agentlog_events (
 ) STRICT;
 """
 _TABLES: Final = ("agentlog_events", "agentlog_sessions")
+_T = TypeVar("_T")
 
 
 class _NoLease(Lease):
@@ -79,14 +81,22 @@ class _NoLease(Lease):
 class SqliteBackend(Backend):
     """Sessions in one SQLite database file (or ``:memory:``)."""
 
-    def __init__(self, path: Path, *, url: str) -> None:
+    def __init__(self, path: Path, *, url: str, read_only: bool = False) -> None:
         self.url = url
         self.path = path
         self._lock = threading.RLock()
         self._compressor = zstandard.ZstdCompressor(level=3)
         self._decompressor = zstandard.ZstdDecompressor()
-        with self._errors():
-            self._db = self._connect()
+        self._db: sqlite3.Connection | None = None
+        if read_only:
+            # Read-only: nothing is created, not even the database's directory or file.
+            if not path.is_file():
+                raise StoreError(f'no SQLite store at "{path}" (no such file)', path=str(path))
+            with self._errors():
+                self._query(self._check_schema)
+        else:
+            with self._errors():
+                self._db = self._connect()
 
     # --- opening --------------------------------------------------------------------------
 
@@ -113,35 +123,44 @@ class SqliteBackend(Backend):
         """Create the schema in a fresh database, or check an existing one is ours and current."""
         db.execute("BEGIN IMMEDIATE")
         try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            application = db.execute("PRAGMA application_id").fetchone()[0]
-            objects = db.execute(
-                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'"
-            ).fetchone()[0]
-            if version == 0 and application == 0 and objects == 0:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            elif application != APPLICATION_ID:
-                raise StoreError(
-                    f'database "{self.path}" is not an agentlog store (application id '
-                    f"{application}, expected {APPLICATION_ID})",
-                    path=str(self.path),
-                )
-            elif version != SCHEMA_VERSION:
-                raise StoreError(
-                    f'database "{self.path}" has agentlog schema version {version}, '
-                    f"incompatible with this build ({SCHEMA_VERSION}); it is never migrated",
-                    path=str(self.path),
-                )
-            else:
-                self._check_tables(db)
+            self._check_schema(db, create=True)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+
+    def _check_schema(self, db: sqlite3.Connection, *, create: bool = False) -> None:
+        """Check the database is an agentlog store of this schema (creating it when empty)."""
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        application = db.execute("PRAGMA application_id").fetchone()[0]
+        objects = db.execute(
+            "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchone()[0]
+        if version == 0 and application == 0 and objects == 0:
+            if not create:
+                raise StoreError(
+                    f'database "{self.path}" is empty: not an agentlog store (yet)',
+                    path=str(self.path),
+                )
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif application != APPLICATION_ID:
+            raise StoreError(
+                f'database "{self.path}" is not an agentlog store (application id '
+                f"{application}, expected {APPLICATION_ID})",
+                path=str(self.path),
+            )
+        elif version != SCHEMA_VERSION:
+            raise StoreError(
+                f'database "{self.path}" has agentlog schema version {version}, '
+                f"incompatible with this build ({SCHEMA_VERSION}); it is never migrated",
+                path=str(self.path),
+            )
+        else:
+            self._check_tables(db)
 
     def _check_tables(self, db: sqlite3.Connection) -> None:
         reference = sqlite3.connect(":memory:")
@@ -174,14 +193,30 @@ class SqliteBackend(Backend):
                 path=str(self.path),
             ) from exc
 
+    def _query(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run a read on the store's connection, or on a file-less read-only one."""
+        if self._db is not None:
+            return operation(self._db)
+        return read_only_query(self.path, operation)
+
+    def _writable(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise StoreError(
+                f"store {self.url!r} is open read-only: nothing can be written to it",
+                path=str(self.path),
+            )
+        return self._db
+
     # --- sessions -------------------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
         """Whether the session has a row."""
         with self._lock, self._errors(session_id):
-            row = self._db.execute(
-                "SELECT 1 FROM agentlog_sessions WHERE id = ?", (session_id,)
-            ).fetchone()
+            row = self._query(
+                lambda db: db.execute(
+                    "SELECT 1 FROM agentlog_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+            )
         return row is not None
 
     def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
@@ -201,7 +236,7 @@ class SqliteBackend(Backend):
         session_id = str(header["id"])
         rows = [self._row(session_id, event) for event in events]
         with self._lock, self._errors(session_id):
-            db = self._db
+            db = self._writable()
             db.execute("BEGIN IMMEDIATE")
             try:
                 stored = db.execute(
@@ -267,32 +302,38 @@ class SqliteBackend(Backend):
 
     def read(self, session_id: str) -> StoredLog:
         """The header and every event row, from one read transaction."""
+        return self.read_from(session_id, 0)
+
+    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
+        """The header and the event rows from ``from_seq`` on, from one read transaction."""
         with self._lock, self._errors(session_id):
-            db = self._db
-            db.execute("BEGIN")
-            try:
-                row = db.execute(
-                    "SELECT header, next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-                if row is None:
-                    raise SessionNotFound(
-                        f'session "{session_id}" not found', session_id=session_id
-                    )
-                header = self._decode(session_id, -1, "header", row[0])
-                rows = db.execute(
-                    "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
-                    "FROM agentlog_events WHERE session_id = ? ORDER BY seq",
-                    (session_id,),
-                )
-                # Decoded row by row from the cursor, so the rows are never all held at once.
-                events = [
-                    self._event(session_id, index, columns) for index, columns in enumerate(rows)
-                ]
-            finally:
-                db.execute("COMMIT")
-        if len(events) != row[1]:
+            return self._query(lambda db: self._read_rows(db, session_id, from_seq))
+
+    def _read_rows(self, db: sqlite3.Connection, session_id: str, from_seq: int) -> StoredLog:
+        db.execute("BEGIN")
+        try:
+            row = db.execute(
+                "SELECT header, next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            header = self._decode(session_id, -1, "header", row[0])
+            rows = db.execute(
+                "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
+                "FROM agentlog_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
+                (session_id, from_seq),
+            )
+            # Decoded row by row from the cursor, so the rows are never all held at once.
+            events = [
+                self._event(session_id, index, columns)
+                for index, columns in enumerate(rows, from_seq)
+            ]
+        finally:
+            db.execute("COMMIT")
+        if from_seq + len(events) != max(row[1], from_seq):
+            count = from_seq + len(events)
             raise self._corrupt(
-                session_id, len(events), f"{len(events)} event rows but a stored tail of {row[1]}"
+                session_id, count, f"{count} event rows but a stored tail of {row[1]}"
             )
         return StoredLog(header=header, events=events, location=str(self.path))
 
@@ -338,9 +379,11 @@ class SqliteBackend(Backend):
     def list(self) -> list[SessionInfo]:
         """Every session row."""
         with self._lock, self._errors():
-            rows = self._db.execute(
-                "SELECT id, created_at, version, cwd, parent_session FROM agentlog_sessions"
-            ).fetchall()
+            rows = self._query(
+                lambda db: db.execute(
+                    "SELECT id, created_at, version, cwd, parent_session FROM agentlog_sessions"
+                ).fetchall()
+            )
         return [
             SessionInfo(
                 id=row[0],
@@ -353,10 +396,21 @@ class SqliteBackend(Backend):
             for row in rows
         ]
 
+    def revision(self, session_id: str) -> str | None:
+        """The session's stored next seq: it moves with every append (``None``: no session)."""
+        with self._lock, self._errors(session_id):
+            row = self._query(
+                lambda db: db.execute(
+                    "SELECT next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+            )
+        return None if row is None else f"{self.path}:{row[0]}"
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
-            self._db.close()
+            if self._db is not None:
+                self._db.close()
 
 
 def _schema_sql(db: sqlite3.Connection) -> list[tuple[str, str]]:
