@@ -158,19 +158,3 @@ def test_mode_ro_opens_without_creating_anything(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no SQLite store at"):
         open_store(f"sqlite:///{tmp_path / 'nodir' / 'sub' / 'x.db'}", read_only=True)
     assert list(tmp_path.iterdir()) == []
-
-
-def test_a_read_only_store_reads_and_refuses_writes(tmp_path: Path) -> None:
-    with open_store(f"sqlite:///{tmp_path / 'a.db'}") as store, store.create("s1") as session:
-        session.append("turn/start", {"turn": 1})
-    files = sorted(tmp_path.iterdir())
-    with open_store(f"sqlite:///{tmp_path / 'a.db'}?mode=ro") as store:
-        assert [info.id for info in store.list()] == ["s1"]
-        assert store.inspect("s1").event_at(0).type == "turn/start"
-        with pytest.raises(StoreError, match="is open read-only"):
-            store.create("s2").append("turn/start", {"turn": 1})
-        with pytest.raises(StoreError, match="is open read-only"):
-            store.open("s1")
-        with pytest.raises(StoreError, match="is open read-only"):
-            store.fork("s1")
-    assert sorted(tmp_path.iterdir()) == files  # no -wal, no -shm

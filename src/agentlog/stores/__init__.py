@@ -14,6 +14,7 @@ from agentlog.stores.files import load_file
 from agentlog.stores.jsonl import JsonlBackend
 from agentlog.stores.memory import MemoryBackend
 from agentlog.stores.read_only import ReadOnlyBackend
+from agentlog.stores.reading import Inspection
 from agentlog.stores.sqlite import SqliteBackend
 from agentlog.stores.store import MigrationPlan, Store
 from agentlog.stores.url import default_home, default_store_url, parse_store_url
@@ -21,6 +22,7 @@ from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 
 __all__ = [
     "Backend",
+    "Inspection",
     "Lease",
     "MigrationPlan",
     "SessionInfo",

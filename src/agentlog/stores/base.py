@@ -9,6 +9,7 @@ in ``agentlog.stores.store.Store``.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -155,6 +156,14 @@ class Backend(ABC):
             first_line=None if stored.first_line is None else stored.first_line + from_seq,
             migrated_from=stored.migrated_from,
         )
+
+    def wait_for_append(self, session_id: str, revision: str | None, timeout: float) -> None:
+        """Block until the session may have changed since ``revision``, or ``timeout`` seconds.
+
+        This default polls (it sleeps ``timeout``); a backend with change notifications wakes
+        up as soon as an append lands.
+        """
+        time.sleep(timeout)
 
     def revision(self, session_id: str) -> str | None:
         """A token that changes whenever the stored log does (``None``: cannot tell).

@@ -87,7 +87,7 @@ class SqliteBackend(Backend):
         self._lock = threading.RLock()
         self._compressor = zstandard.ZstdCompressor(level=3)
         self._decompressor = zstandard.ZstdDecompressor()
-        self._db: sqlite3.Connection | None = None
+        self._read_only = read_only
         if read_only:
             # Read-only: nothing is created, not even the database's directory or file.
             if not path.is_file():
@@ -195,12 +195,12 @@ class SqliteBackend(Backend):
 
     def _query(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run a read on the store's connection, or on a file-less read-only one."""
-        if self._db is not None:
-            return operation(self._db)
-        return read_only_query(self.path, operation)
+        if self._read_only:
+            return read_only_query(self.path, operation)
+        return operation(self._db)
 
     def _writable(self) -> sqlite3.Connection:
-        if self._db is None:
+        if self._read_only:
             raise StoreError(
                 f"store {self.url!r} is open read-only: nothing can be written to it",
                 path=str(self.path),
@@ -409,7 +409,7 @@ class SqliteBackend(Backend):
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
-            if self._db is not None:
+            if not self._read_only:
                 self._db.close()
 
 
