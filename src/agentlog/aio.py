@@ -94,6 +94,10 @@ class AsyncStore:
         """Fork a stored (or open) session after ``boundary`` into a new persisted child."""
         return AsyncSession(await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id))
 
+    async def delete(self, session_id: str) -> None:
+        """Remove a stored session and every event of it, durably."""
+        await asyncio.to_thread(self.sync.delete, session_id)
+
     async def flush(self) -> None:
         """Make every appended event of every open session durable."""
         await asyncio.to_thread(self.sync.flush)

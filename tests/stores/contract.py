@@ -728,6 +728,53 @@ class StoreContract(ABC):
         assert {info.id for info in store.list()} == {"src", "taken"}
         pending.close()
 
+    # --- delete ----------------------------------------------------------------------------
+
+    def test_delete_removes_the_session_and_only_it(
+        self, tmp_path: Path, stores: Callable[..., Store], store: Store
+    ) -> None:
+        with store.create("gone", cwd="/home/u") as gone:
+            one_turn(gone)
+        with store.create("kept", cwd="/home/u") as kept:
+            one_turn(kept)
+        store.delete("gone")
+        assert [info.id for info in store.list()] == ["kept"]
+        for reader in (store, stores()):
+            with pytest.raises(SessionNotFound, match=r'^session "gone" not found$'):
+                reader.open("gone")
+            assert wire(reader.inspect("kept").events)[: kept.seq] == wire(kept.events)
+        self.assert_contained(tmp_path)
+        with store.create("gone") as again:  # the id is free again, from seq 0
+            assert again.append("turn/start", {"turn": 1}).seq == 0
+        types = [event.type for event in stores().inspect("gone").events]
+        assert types == ["turn/start", "turn/end", "session/end-seed"]  # nothing of the old log
+
+    def test_deleting_a_session_open_for_writing_is_refused_and_changes_nothing(
+        self, tmp_path: Path, store: Store
+    ) -> None:
+        live = store.create("live")
+        one_turn(live)
+        state = self.stored_state(tmp_path)
+        with pytest.raises(SessionLocked, match=r'^session "live" is open for writing') as refused:
+            store.delete("live")
+        assert refused.value.session_id == "live"
+        assert self.stored_state(tmp_path) == state
+        live.close()
+        store.delete("live")
+        assert store.list() == []
+
+    def test_deleting_a_missing_or_invalid_id_is_refused(
+        self, tmp_path: Path, store: Store
+    ) -> None:
+        with store.create("s1") as session:
+            one_turn(session)
+        state = self.stored_state(tmp_path)
+        with pytest.raises(SessionNotFound, match=r'^session "nope" not found$'):
+            store.delete("nope")
+        with pytest.raises(SeedRejected, match="session id"):
+            store.delete("a\x00b")
+        assert self.stored_state(tmp_path) == state
+
     # --- write-behind ----------------------------------------------------------------------
 
     def test_write_behind_events_are_durable_after_flush(

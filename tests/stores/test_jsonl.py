@@ -376,6 +376,27 @@ def test_a_killed_writer_releases_its_lock(tmp_path: Path) -> None:
     assert (transcript(tmp_path, "s1").parent / "session.lock").exists()
 
 
+# --- delete ---------------------------------------------------------------------------------
+
+
+def test_delete_removes_every_generation_the_lock_and_empty_directories(tmp_path: Path) -> None:
+    with jsonl_store(tmp_path) as store:
+        with store.create("s1", cwd="/home/u") as session:
+            session.append("turn/start", {"turn": 1})
+        with store.create("s2") as other:
+            other.append("turn/start", {"turn": 1})
+        current = transcript(tmp_path, "s1")
+        older = current.with_name("session.v3.jsonl")  # what a migration leaves beside it
+        older.write_bytes(b"")
+        directory = current.parent
+        store.delete("s1")
+        assert not directory.exists()
+        assert not directory.parent.exists()  # its project directory held nothing else
+        assert [info.id for info in store.list()] == ["s2"]
+        store.delete("s2")
+    assert list(root_of(tmp_path).iterdir()) == []
+
+
 # --- ids and roots --------------------------------------------------------------------------
 
 

@@ -70,6 +70,9 @@ class RecordingBackend(Backend):
         self.batches.append([event["seq"] for event in events])
         self.written.set()
 
+    def delete(self, lease: Lease, session_id: str) -> None:
+        raise SessionNotFound(f'session "{session_id}" not found')
+
     def list(self) -> list[SessionInfo]:
         return []
 

@@ -135,6 +135,17 @@ class Backend(ABC):
         """
 
     @abstractmethod
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """Remove a stored session (header and every event) under its lease, then release it.
+
+        All of it goes or none: a failure leaves the session as it was (still leased).
+
+        Raises:
+            SessionNotFound: when no session has that id.
+            StoreError: when the removal failed.
+        """
+
+    @abstractmethod
     def list(self) -> list[SessionInfo]:
         """Every stored session, read from headers only, in no particular order."""
 

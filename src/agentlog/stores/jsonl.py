@@ -101,12 +101,12 @@ class _FileLease(Lease):
         self._lock_fd: int | None = lock_fd
         self.log_fd: int | None = None
 
-    def release(self) -> None:
+    def release(self, *, remove_lock: bool = False) -> None:
         if self.log_fd is not None:
             os.close(self.log_fd)
             self.log_fd = None
         if self._lock_fd is not None:
-            unlock_session(self._lock_fd)
+            unlock_session(self._lock_fd, self.directory / LOCK_NAME if remove_lock else None)
             self._lock_fd = None
 
 
@@ -241,6 +241,32 @@ class JsonlBackend(Backend):
             with contextlib.suppress(OSError):
                 temporary.unlink()
         lease.log_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+
+    # --- removing -------------------------------------------------------------------------
+
+    @_os_errors
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """Remove the session's directory: every transcript generation, then the lock.
+
+        The transcripts go first (the highest generation last, so a crash midway never leaves
+        an older generation looking current); the lock file is removed while still held, so a
+        writer that opened it meanwhile finds it replaced and locks a fresh one.
+        """
+        assert isinstance(lease, _FileLease)
+        directory = lease.directory
+        if self._find(session_id) is None:
+            raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+        others = [path for path in directory.iterdir() if path.name != LOCK_NAME]
+        for path in sorted(others, key=lambda path: generation(path) or -1):
+            path.unlink()
+        fsync_dir(directory)
+        lease.release(remove_lock=True)
+        for empty in (directory, directory.parent):
+            try:
+                empty.rmdir()
+            except OSError:  # not empty (another session, or a writer's new lock): keep it
+                break
+            fsync_dir(empty.parent)
 
     # --- reading --------------------------------------------------------------------------
 

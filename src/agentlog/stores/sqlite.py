@@ -376,6 +376,26 @@ class SqliteBackend(Backend):
             line=None if seq < 0 else seq,
         )
 
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """One transaction removes the session's events and its row; then the lease goes."""
+        with self._lock, self._errors(session_id):
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM agentlog_events WHERE session_id = ?", (session_id,))
+                removed = db.execute(
+                    "DELETE FROM agentlog_sessions WHERE id = ?", (session_id,)
+                ).rowcount
+                if removed != 1:
+                    raise SessionNotFound(
+                        f'session "{session_id}" not found', session_id=session_id
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        lease.release()
+
     def list(self) -> list[SessionInfo]:
         """Every session row."""
         with self._lock, self._errors():

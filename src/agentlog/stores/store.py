@@ -314,6 +314,33 @@ class Store(StoreReads):
             self._live[child_id] = (child, writer)
             return child
 
+    def delete(self, session_id: str) -> None:
+        """Remove a stored session and every event of it, durably.
+
+        The only operation that removes events (compaction, pruning and forks never do). The
+        session must not be open for writing, here or in another process.
+
+        Raises:
+            SessionNotFound: when no session has that id.
+            SessionLocked: when the session is open for writing (its writer holds the lease).
+            SeedRejected: for an invalid id.
+        """
+        session_id = check_session_id(session_id)
+        with self._lock:
+            self._check_open()
+            if session_id in self._live:
+                raise SessionLocked(
+                    f'session "{session_id}" is open for writing in this store; close it first',
+                    session_id=session_id,
+                )
+            if not self._backend.exists(session_id):
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            lease = self._lease(session_id)
+            try:
+                self._backend.delete(lease, session_id)
+            finally:
+                lease.release()
+
     # --- lifecycle --------------------------------------------------------------------
 
     def flush(self) -> None:
