@@ -102,13 +102,12 @@ class MemoryBackend(Backend):
                 )
             stored.extend(events)
 
-<<<<<<< HEAD
     def revision(self, session_id: str) -> str | None:
         """The number of stored events (the log only grows here)."""
         with self._lock:
             events = self._events.get(session_id)
             return None if events is None else str(len(events))
-=======
+
     def delete(self, lease: Lease, session_id: str) -> None:
         """Forget the session, then release the lease."""
         with self._lock:
@@ -116,7 +115,6 @@ class MemoryBackend(Backend):
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
             del self._headers[session_id], self._events[session_id]
         lease.release()
->>>>>>> main
 
     def list(self) -> list[SessionInfo]:
         """Every materialized session."""

@@ -60,6 +60,10 @@ class ReadOnlyBackend(Backend):
         """Refused: nothing is written through a read-only store."""
         self._refuse(str(header.get("id")))
 
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """Refused: nothing is removed through a read-only store."""
+        self._refuse(session_id)
+
     def close(self) -> None:
         """Close the wrapped store."""
         self._backend.close()
