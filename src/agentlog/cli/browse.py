@@ -7,8 +7,7 @@ error, never created), and a crash tail or an interrupted turn is repaired in th
 from __future__ import annotations
 
 import datetime
-from enum import Enum
-from io import StringIO
+from enum import StrEnum
 from typing import Annotated, Any
 
 import typer
@@ -40,7 +39,8 @@ def list_sessions(
     store: StoreOption = None,
     as_json: JsonOption = False,
     limit: Annotated[
-        int | None, typer.Option("--limit", "-n", help="Show the N most recent.", min=1)
+        int | None,
+        typer.Option("--limit", "-n", metavar="N", help="Show the N most recent.", min=1),
     ] = None,
 ) -> None:
     """List the sessions of a store, most recently created first.
@@ -106,11 +106,7 @@ def _select(
         if start is None:
             fail(f"session {session_ref!r} has no turn {turn}", code=EXIT_USAGE)
         end = next(
-            (
-                e.seq
-                for e in events[start:]
-                if e.type == "turn/end" and e.data.get("turn") == turn
-            ),
+            (e.seq for e in events[start:] if e.type == "turn/end" and e.data.get("turn") == turn),
             len(events) - 1,
         )
         events = events[start : end + 1]
@@ -123,10 +119,10 @@ def show(
     session: SessionArgument,
     store: StoreOption = None,
     tail: Annotated[
-        int | None, typer.Option("--tail", "-n", help="Only the last N events.", min=1)
+        int | None, typer.Option("--tail", "-n", metavar="N", help="Only the last N events.", min=1)
     ] = None,
     turn: Annotated[
-        int | None, typer.Option("--turn", help="Only the events of turn N.", min=1)
+        int | None, typer.Option("--turn", metavar="N", help="Only the events of turn N.", min=1)
     ] = None,
     as_json: JsonOption = False,
     pager: Annotated[
@@ -153,18 +149,10 @@ def show(
 
 
 def _rendered(console: Console, text: Text) -> str:
-    """``text`` as the console would print it (ANSI styles on a terminal)."""
-    buffer = StringIO()
-    capture = Console(
-        file=buffer,
-        width=console.width,
-        color_system=console.color_system if console.is_terminal else None,
-        force_terminal=console.is_terminal,
-        no_color=console.no_color,
-        highlight=False,
-    )
-    capture.print(text, overflow="ignore", crop=False)
-    return buffer.getvalue()
+    """``text`` as ``console`` prints it (with ANSI styles on a terminal), lines never wrapped."""
+    with console.capture() as captured:
+        console.print(text, no_wrap=True, overflow="ignore", crop=False)
+    return captured.get()
 
 
 def _session_json(inspection: Inspection, events: list[Event]) -> dict[str, Any]:
@@ -195,7 +183,7 @@ def _session_json(inspection: Inspection, events: list[Event]) -> dict[str, Any]
     }
 
 
-class MessageFormat(str, Enum):
+class MessageFormat(StrEnum):
     """The shapes ``agentlog messages`` can print."""
 
     table = "table"

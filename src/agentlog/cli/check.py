@@ -46,7 +46,8 @@ def stats(
     with session_store(session, store) as (opened_store, session_id):
         inspection = opened_store.inspection(session_id)
     figures = session_stats(inspection.session, stored_events=inspection.stored_events)
-    size = os.path.getsize(inspection.location) if _is_file(inspection.location) else None
+    location = inspection.location
+    size = os.path.getsize(location) if location and os.path.isfile(location) else None
     if as_json:
         echo_json({"session": session_id, **figures.to_json(), "fileBytes": size})
         return
@@ -80,21 +81,19 @@ def stats(
     console.print(grid([Column("count", "right"), Column("type")], types, console.width))
 
 
-def _is_file(location: str | None) -> bool:
-    return location is not None and os.path.isfile(location)
-
-
 def verify(
     sessions: Annotated[
         list[str] | None,
         typer.Argument(
-            metavar="[SESSION]...",
+            metavar="SESSION",
             help="Session ids in the store, or session files.",
             show_default=False,
         ),
     ] = None,
     store: StoreOption = None,
-    every: Annotated[bool, typer.Option("--all", help="Verify every session of the store.")] = False,
+    every: Annotated[
+        bool, typer.Option("--all", help="Verify every session of the store.")
+    ] = False,
     strict: Annotated[
         bool,
         typer.Option(

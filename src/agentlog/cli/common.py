@@ -169,8 +169,7 @@ def echo_json_line(document: Any) -> None:
 
 
 def page(console: Console, text: str, *, enabled: bool = True) -> None:
-    """Show ``text``: through ``$PAGER`` (default ``less -R``) when it is longer than the
-    terminal, else directly."""
+    """Show ``text``, through ``$PAGER`` (default ``less -R``) when it overflows the terminal."""
     lines = text.count("\n") + 1
     if not (enabled and console.is_terminal and lines > console.height):
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -10,13 +10,27 @@ clock, fixed message ids; only the compaction's ids are fresh) and offline.
 from __future__ import annotations
 
 import asyncio
+import shlex
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from agentlog import ExtractiveSummarizer, PruneConfig, Session, compact, prune_tool_results
-from agentlog import messages as m
+from rich.text import Text
 
-__all__ = ["DEMO_SESSION_ID", "build_demo_session", "demo_checkpoint", "demo_clock"]
+from agentlog import (
+    ExtractiveSummarizer,
+    PruneConfig,
+    Session,
+    compact,
+    expand,
+    fold_surface,
+    prune_tool_results,
+)
+from agentlog import messages as m
+from agentlog.cli.common import StoreOption, opened, stdout
+from agentlog.cli.render import render_session
+
+__all__ = ["DEMO_SESSION_ID", "build_demo_session", "demo", "demo_checkpoint", "demo_clock"]
 
 DEMO_SESSION_ID = "demo"
 _PROVIDER, _MODEL = "scripted", "demo-model"
@@ -204,3 +218,50 @@ def demo_checkpoint(session: Session) -> int:
         for event in reversed(session.events)
         if event.type == "user/message" and isinstance(event.surface_op, Mapping)
     )
+
+
+def demo(store: StoreOption = None) -> None:
+    """Play a scripted three-turn coding session into the store and show it.
+
+    Offline and deterministic: a system prompt, tool calls and results, a tool result pruned
+    and the first two turns compacted by the real plugins, all kept in the log. Remove it
+    again with agentlog rm.
+
+    Example: agentlog demo --store ./demo-sessions
+    """
+    console = stdout()
+    with opened(store, read_only=False) as opened_store:
+        session_id = f"demo-{uuid.uuid4().hex[:8]}"
+        with opened_store.create(session_id, cwd="/demo/project") as session:
+            build_demo_session(session)
+        inspection = opened_store.inspection(session_id)
+        view = inspection.session
+        console.print(render_session(inspection, list(view.events), session_id, console.width))
+        checkpoint = demo_checkpoint(view)
+        shadowed = next(
+            r.shadowed_seqs
+            for r in fold_surface(view.events, view.projections).replacements
+            if r.seq == checkpoint
+        )
+        originals = ", ".join(str(event.seq) for event in expand(view, checkpoint))
+        console.print(
+            Text(
+                f"\n{inspection.stored_events} events in the log, {len(view.surface.nodes)} on "
+                f"the surface, {len(view.derive_messages())} messages for the model; nothing "
+                f"was deleted. The summary at seq {checkpoint} shadowed {len(shadowed)} nodes "
+                f"({', '.join(map(str, shadowed))}); some of them replaced earlier events in "
+                "turn, so "
+                f"agentlog.expand(session, {checkpoint}) gives back the original events "
+                f"{originals}."
+            ),
+            soft_wrap=True,
+        )
+        again = f"agentlog show {session_id}"
+        if store is not None:
+            again += f" --store {shlex.quote(store)}"
+        console.print(
+            Text(
+                f"Saved as session {session_id!r} in {opened_store.url}\nSee it again with: {again}"
+            ),
+            soft_wrap=True,
+        )

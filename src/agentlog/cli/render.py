@@ -36,7 +36,10 @@ _MIN_FLEXIBLE = 16
 
 @dataclass(frozen=True, slots=True)
 class Column:
-    """A column of a grid: its header, alignment and widest width (``None``: takes the rest)."""
+    """A column of a grid: its header, alignment and widest width (``None``: its content's).
+
+    The last column takes the room the others leave.
+    """
 
     header: str
     justify: Literal["left", "right"] = "left"
@@ -49,11 +52,8 @@ def grid(columns: Sequence[Column], rows: Sequence[Sequence[Text]], width: int) 
     for index, column in enumerate(columns):
         natural = max([len(column.header), *(len(row[index]) for row in rows)])
         widths.append(natural if column.max_width is None else min(natural, column.max_width))
-    flexible = [i for i, column in enumerate(columns) if column.max_width is None]
-    fixed = sum(w for i, w in enumerate(widths) if i not in flexible)
-    room = width - fixed - len(_GAP) * (len(columns) - 1)
-    for index in flexible:
-        widths[index] = min(widths[index], max(_MIN_FLEXIBLE, room // len(flexible)))
+    room = width - sum(widths[:-1]) - len(_GAP) * (len(columns) - 1)
+    widths[-1] = min(widths[-1], max(_MIN_FLEXIBLE, room))
     out = Text()
     header = [Text(c.header, style="bold") for c in columns]
     for line_number, cells in enumerate([header, *rows]):
@@ -114,7 +114,9 @@ def event_summary(event: Mapping[str, Any]) -> str:
         reason = data.get("reason")
         return label + (f" ({reason.get('kind')})" if isinstance(reason, Mapping) else "")
     if event_type == "tool/call":
-        return f"{data.get('name')}({_one_line(str(data.get('arguments', '')))}) {data.get('callId')}"
+        return (
+            f"{data.get('name')}({_one_line(str(data.get('arguments', '')))}) {data.get('callId')}"
+        )
     if event_type == "request/header" and isinstance(data.get("header"), Mapping):
         tools = [t.get("name") for t in data["header"].get("tools") or () if isinstance(t, Mapping)]
         return f"{data.get('reason')}: {', '.join(map(str, tools)) or 'no tools'}"
@@ -214,7 +216,9 @@ def render_messages(messages: Sequence[Any], width: int) -> Text:
 def render_events(events: Sequence[Event], width: int) -> Text:
     """Events of a log, one row each: seq, type and what they say."""
     rows = [[Text(str(e.seq)), Text(e.type), Text(event_summary(e))] for e in events]
-    return grid([Column("seq", "right"), Column("type", max_width=22), Column("content")], rows, width)
+    return grid(
+        [Column("seq", "right"), Column("type", max_width=22), Column("content")], rows, width
+    )
 
 
 def _time(ms: Any) -> str:
@@ -233,16 +237,16 @@ def render_session(
     virtual = len(inspection.virtual_seqs)
     out = Text()
     out.append(f"Session {session.id}", style="bold")
-    out.append(f"  format v{inspection.stored_version}  created {_time(header.get('createdAt'))}")
-    if header.get("cwd"):
-        out.append(f"  cwd {header['cwd']}")
+    out.append(f"\nformat v{inspection.stored_version} · created {_time(header.get('createdAt'))}")
     if header.get("parentSession"):
-        out.append(f"  fork of {header['parentSession']}")
+        out.append(f" · fork of {header['parentSession']}")
+    if header.get("cwd"):
+        out.append(f"\ncwd {header['cwd']}")
     out.append(f"\n{inspection.stored_events} events stored")
     if virtual:
-        out.append(f" (+{virtual} in this read-only view only)", style="italic")
+        out.append(f" (+{virtual} in this view only)", style="italic")
     out.append(
-        f", {len(session.surface.nodes)} on the surface, "
+        f" · {len(session.surface.nodes)} on the surface · "
         f"{len(session.derive_messages())} messages for the model"
     )
     if inspection.location:
@@ -253,8 +257,8 @@ def render_session(
     legend = "\n● on the surface   ○N shadowed by event N (still in the log)"
     if virtual:
         legend += (
-            "\n* not stored: added by this read-only view (the closers of a turn a crash "
-            "left open, and the session/end-seed marker a resume appends)"
+            "\n* not stored: added by this read-only view (closers of a turn a crash left"
+            "\n  open, and the session/end-seed marker that resuming appends)"
         )
     out.append(legend, style="dim")
     out.append(f"\n\nSurface ({len(session.surface.nodes)} nodes)\n", style="bold")
