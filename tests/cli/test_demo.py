@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import orjson
 
 from agentlog import Session, check_invariants, check_provider_history, expand, fold_surface
 from agentlog.cli.demo import build_demo_session, demo_checkpoint
+from tests.cli.support import run, run_process
 
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
@@ -69,3 +71,28 @@ def test_demo_is_deterministic_but_for_the_compaction_ids() -> None:
         return UUID.sub(b"<uuid>", orjson.dumps([event.to_wire() for event in session.events]))
 
     assert wire(build_demo_session()) == wire(build_demo_session())
+
+
+def test_the_demo_command_saves_the_session_and_says_how_to_see_it_again(tmp_path: Path) -> None:
+    store = str(tmp_path / "demo sessions")
+    ran = run("demo", "--store", store)
+    assert ran.code == 0, ran.stderr
+    assert "42 events stored (+1 in this view only)" in ran.stdout
+    assert "The summary at seq 34 shadowed 9 nodes (5, 6, 21, 11, 13, 16, 22, 24, 26)" in (
+        " ".join(ran.stdout.split())
+    )
+    (session,) = run("ls", "--json", "--store", store).json()
+    hint = f"See it again with: agentlog show {session['id']} --store '{store}'"
+    assert hint in ran.stdout
+    again = run_process(*hint.split(": ", 1)[1].split()[1:3], "--store", store)
+    assert again.code == 0, again.stderr
+
+
+def test_the_demo_runs_on_the_default_store_as_a_console_script(tmp_path: Path) -> None:
+    ran = run_process("demo", env={"AGENTLOG_HOME": str(tmp_path)})
+    assert ran.code == 0, ran.stderr
+    assert "nothing was deleted" in ran.stdout
+    assert f"sqlite:///{tmp_path}/sessions.db" in ran.stdout
+    assert "See it again with: agentlog show demo-" in ran.stdout
+    assert "--store" not in ran.stdout.split("See it again with:")[1]  # the default needs none
+    assert (tmp_path / "sessions.db").is_file()

@@ -50,12 +50,10 @@ def catalog(
         )
         return
     console = stdout()
-    console.print(
-        Text(
-            f"{len(types)} event types. surface: {_BADGES['surface']}; log-only: "
-            f"{_BADGES['log-only']}; projection: {_BADGES['projection']}.\n",
-        )
-    )
+    console.print(Text(f"{len(types)} event types. Kinds:"))
+    for kind, meaning in _BADGES.items():
+        console.print(Text(f"  {kind:<10} {meaning}"))
+    console.print()
     rows = [
         [Text(d.name, style="bold"), Text(d.badge), Text(" ".join(d.doc.split()))] for d in types
     ]

@@ -154,7 +154,7 @@ def session_store(
 
 def stdout() -> Console:
     """The console for a command's output: styled on a terminal, plain text otherwise."""
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 def echo_json(document: Any) -> None:
