@@ -179,7 +179,12 @@ def test_hostile_text_is_shown_as_text(page: Any, tmp_path: Path) -> None:
     text = '</script><img src=x onerror="document.body.dataset.pwned=1"><script>alert(1)</script>'
     session.append("user/message", m.user(text, id="u1"), surface_op="append")
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def answer(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", answer)
     _open(page, _page_file(tmp_path, session))
     assert page.locator(".row[data-seq='0'] .text").inner_text() == text
     assert dialogs == []
