@@ -15,6 +15,10 @@ from hypothesis import settings
 from agentlog import install_invariants
 from agentlog.session import on_session_created
 
+# The fake model servers' fixtures (openai_server, anthropic_server), for any test that drives
+# a provider or the loop over real HTTP.
+pytest_plugins = ["tests.providers.fake_openai", "tests.providers.fake_anthropic"]
+
 settings.register_profile("agentlog", deadline=None)
 settings.load_profile("agentlog")
 
