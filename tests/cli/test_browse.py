@@ -10,6 +10,7 @@ from pathlib import Path
 
 from agentlog import expand, open_store, thaw
 from agentlog.cli.demo import demo_checkpoint
+from agentlog.providers import to_anthropic, to_chat_completions
 from tests.cli.support import demo_in, run
 from tests.stores.saved import grown, save
 
@@ -171,3 +172,18 @@ def test_expand_of_an_event_that_replaced_nothing_or_of_no_event(tmp_path: Path)
     assert ran.stderr.startswith(
         "Error: session 'demo' has no event at seq 999 (it holds seqs 0-42)"
     )
+
+
+def test_messages_in_the_shape_of_each_provider(tmp_path: Path) -> None:
+    url = _store(tmp_path)
+    with open_store(url) as store:
+        derived = store.inspect("demo").derive_messages()
+    openai = run("messages", "demo", "--format", "openai", "--model", "demo-model", "--store", url)
+    assert openai.code == 0, openai.stderr
+    assert openai.json() == to_chat_completions(derived, model="demo-model")
+    assert [message["role"] for message in openai.json()] == [
+        "system", "user", "assistant", "user", "assistant"
+    ]  # fmt: skip
+    anthropic = run("messages", "demo", "--format", "anthropic", "--store", url)
+    assert anthropic.json() == to_anthropic(derived)
+    assert anthropic.json()["system"].startswith("You are a careful coding agent.")

@@ -29,6 +29,7 @@ from agentlog.cli.common import (
 )
 from agentlog.cli.render import Column, event_summary, grid, render_events, render_messages
 from agentlog.cli.render import render_session as render_session_text
+from agentlog.providers import to_anthropic, to_chat_completions
 from agentlog.stores import Inspection
 from agentlog.values import dumps
 
@@ -188,6 +189,8 @@ class MessageFormat(StrEnum):
 
     table = "table"
     json = "json"
+    openai = "openai"
+    anthropic = "anthropic"
 
 
 def messages(
@@ -198,19 +201,37 @@ def messages(
         typer.Option(
             "--format",
             "-f",
-            help="table: one line per message; json: agentlog's wire shape (the messages as "
-            "derive_messages() returns them).",
+            help="table: one line per message; json: agentlog's wire shape (as "
+            "derive_messages() returns them); openai: Chat Completions messages; anthropic: "
+            "an Anthropic Messages request's system and messages.",
         ),
     ] = MessageFormat.table,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="For openai/anthropic: the model the request goes to (its own reasoning is "
+            "sent back).",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Print the history the model sees: the session's derived messages.
 
-    Example: agentlog messages demo-1a2b3c4d --format json
+    Example: agentlog messages demo-1a2b3c4d --format openai
     """
     with session_store(session, store) as (opened_store, session_id):
         view = opened_store.inspect(session_id)
     derived = view.derive_messages()
+    try:
+        if output is MessageFormat.openai:
+            echo_json(to_chat_completions(derived, model=model))
+            return
+        if output is MessageFormat.anthropic:
+            echo_json(to_anthropic(derived, model=model))
+            return
+    except ValueError as exc:
+        fail(f"cannot convert the messages of {session!r}: {exc}")
     if as_json or output is MessageFormat.json:
         echo_json(thaw(derived))
         return
