@@ -24,6 +24,8 @@ def _help(*command: str) -> str:
 def render_cli_reference() -> str:
     """The Markdown of ``docs/cli.md``: ``agentlog --help`` and every command's help."""
     lines = [
+        "<!-- Generated from the commands' --help by scripts/gen_docs.py; do not edit. -->",
+        "",
         "# Command-line reference",
         "",
         "Every command of `agentlog`, as its `--help` prints it. See [the CLI guide](cli-guide.md)",

@@ -1,0 +1,48 @@
+"""Every command of docs/cli-guide.md runs, in order, in a shell, and succeeds."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "cli-guide.md"
+_BLOCK = re.compile(r"^```console\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+def guide_commands() -> list[str]:
+    blocks = _BLOCK.findall(GUIDE.read_text(encoding="utf-8"))
+    return [line[2:] for block in blocks for line in block.splitlines() if line.startswith("$ ")]
+
+
+def test_the_guide_shows_commands() -> None:
+    assert len(guide_commands()) >= 10
+
+
+def test_every_command_of_the_guide_succeeds(tmp_path: Path) -> None:
+    bin_dir = Path(sys.executable).parent
+    script = "set -euo pipefail\n" + "\n".join(
+        f"echo '>>> {command.replace(chr(39), '')}'\n{command} > /dev/null"
+        for command in guide_commands()
+    )
+    completed = subprocess.run(
+        ["bash", "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={
+            **os.environ,
+            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+            "AGENTLOG_HOME": str(tmp_path / "home"),
+            "AGENTLOG_STORE": "",
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "NO_COLOR": "1",
+        },
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
+    assert not (tmp_path / "home").exists()  # the guide never touched the default store
