@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlog import open_store
 from agentlog import messages as m
+from agentlog import open_store
 from agentlog.plugins.stats import session_stats
 from tests.cli.support import demo_in, run
 

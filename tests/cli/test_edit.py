@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentlog import open_store, thaw
 from agentlog import messages as m
+from agentlog import open_store, thaw
 from tests.cli.support import demo_in, files, run
 from tests.session.support import TR, A, begin, call, finish
 

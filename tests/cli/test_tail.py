@@ -56,7 +56,8 @@ def test_tail_follows_a_session_another_process_is_writing(kind: str, tmp_path: 
         text=True,
         env=env,
     )
-    assert writer.stdout is not None and writer.stdin is not None
+    assert writer.stdout is not None
+    assert writer.stdin is not None
     assert writer.stdout.readline() == "started\n"
     follower = subprocess.Popen(
         [sys.executable, "-m", "agentlog", "tail", "live", "-f", "--json", "--interval", "0.02",

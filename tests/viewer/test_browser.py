@@ -203,7 +203,5 @@ def test_a_session_of_100000_events_opens_and_becomes_interactive(
     page.press("#search", "Enter")
     _until(page, "document.getElementById('search-count').textContent.includes('of')")
     page.evaluate("document.getElementById('timeline').scrollTop = 1e9")
-    _until(
-        page,
-        f"[...document.querySelectorAll('.row')].some(r => Number(r.dataset.seq) > {session.seq - 50})",
-    )
+    last_rows = f"Number(r.dataset.seq) > {session.seq - 50}"
+    _until(page, f"[...document.querySelectorAll('.row')].some(r => {last_rows})")

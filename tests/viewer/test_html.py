@@ -21,7 +21,9 @@ def test_the_page_is_self_contained() -> None:
     session = Session.create("s")
     session.append("user/message", m.user("hello", id="u1"), surface_op="append")
     page = render_html(_inspection(session))
-    assert "/*SCRIPT*/" not in page and "/*STYLE*/" not in page and "{{data}}" not in page
+    assert "/*SCRIPT*/" not in page
+    assert "/*STYLE*/" not in page
+    assert "{{data}}" not in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)  # nothing to fetch
     assert "default-src 'none'" in page  # and the page may not fetch anything either
     assert "<title>agentlog · s</title>" in page
