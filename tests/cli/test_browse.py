@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from agentlog import expand, open_store, thaw
 from agentlog.cli.demo import demo_checkpoint
 from agentlog.providers import to_anthropic, to_chat_completions
@@ -21,19 +23,24 @@ def _store(tmp_path: Path) -> str:
     return url
 
 
-def test_ls_lists_newest_first_with_limit_and_json(tmp_path: Path) -> None:
-    url = str(tmp_path / "s.db")
+@pytest.mark.parametrize("name", ["s.db", "store"])
+def test_ls_lists_the_last_updated_first_with_limit_and_json(name: str, tmp_path: Path) -> None:
+    url = str(tmp_path / name)
     demo_in(url, "first")
     demo_in(url, "second")
+    with open_store(url) as store, store.open("first") as first:  # first is updated last
+        first.append("turn/start", {"turn": 4})
+        first.append("turn/end", {"turn": 4, "reason": {"kind": "completed"}})
     ran = run("ls", "--store", url)
     assert ran.code == 0
     lines = ran.stdout.splitlines()
-    assert lines[0].split() == ["session", "created", "format", "cwd", "parent"]
-    assert [line.split()[0] for line in lines[1:]] == ["second", "first"]
+    assert lines[0].split() == ["session", "updated", "format", "cwd", "parent"]
+    assert [line.split()[0] for line in lines[1:]] == ["first", "second"]
     (latest,) = run("ls", "--json", "--limit", "1", "--store", url).json()
-    assert latest["id"] == "second"
+    assert latest["id"] == "first"
     assert latest["version"] == 4
     assert latest["cwd"] == "/demo"
+    assert latest["updatedAt"] >= latest["createdAt"]
 
 
 def test_show_keeps_seq_type_and_role_readable_at_80_columns(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from agentlog.cli.common import (
 from agentlog.cli.render import Column, event_summary, grid, render_events, render_messages
 from agentlog.cli.render import render_session as render_session_text
 from agentlog.providers import to_anthropic, to_chat_completions
-from agentlog.stores import Inspection
+from agentlog.stores import Inspection, SessionInfo
 from agentlog.values import dumps
 
 __all__ = ["MessageFormat", "expand_command", "list_sessions", "messages", "show"]
@@ -44,12 +44,12 @@ def list_sessions(
         typer.Option("--limit", "-n", metavar="N", help="Show the N most recent.", min=1),
     ] = None,
 ) -> None:
-    """List the sessions of a store, most recently created first.
+    """List the sessions of a store, most recently updated first.
 
     Example: agentlog ls --store ./sessions.db
     """
     with opened(store) as opened_store:
-        infos = sorted(opened_store.list(), key=lambda i: (i.created_at, i.id), reverse=True)
+        infos = sorted(opened_store.list(), key=_updated, reverse=True)
     infos = infos[:limit] if limit else infos
     if as_json:
         echo_json(
@@ -57,6 +57,7 @@ def list_sessions(
                 {
                     "id": info.id,
                     "createdAt": info.created_at,
+                    "updatedAt": info.updated_at,
                     "version": info.version,
                     "cwd": info.cwd,
                     "parentSession": info.parent_session,
@@ -73,7 +74,7 @@ def list_sessions(
     rows = [
         [
             Text(info.id, style="bold"),
-            Text(_day(info.created_at)),
+            Text(_day(_updated(info)[0])),
             Text(f"v{info.version}"),
             Text(info.cwd or "-"),
             Text(f"fork of {info.parent_session}" if info.parent_session else ""),
@@ -81,13 +82,18 @@ def list_sessions(
         for info in infos
     ]
     columns = [
-        Column("session", max_width=38),
-        Column("created", max_width=16),
-        Column("format", max_width=6),
-        Column("cwd", max_width=30),
-        Column("parent"),
+        Column(header="session", max_width=38),
+        Column(header="updated", max_width=16),
+        Column(header="format", max_width=6),
+        Column(header="cwd", max_width=30),
+        Column(header="parent"),
     ]
     console.print(grid(columns, rows, console.width))
+
+
+def _updated(info: SessionInfo) -> tuple[int, str]:
+    """When a session last changed (its creation when the store cannot tell), then its id."""
+    return (info.created_at if info.updated_at is None else info.updated_at, info.id)
 
 
 def _day(ms: int) -> str:

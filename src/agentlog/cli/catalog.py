@@ -57,7 +57,11 @@ def catalog(
     rows = [
         [Text(d.name, style="bold"), Text(d.badge), Text(" ".join(d.doc.split()))] for d in types
     ]
-    columns = [Column("type", max_width=26), Column("kind", max_width=10), Column("meaning")]
+    columns = [
+        Column(header="type", max_width=26),
+        Column(header="kind", max_width=10),
+        Column(header="meaning"),
+    ]
     console.print(grid(columns, rows, console.width))
 
 

@@ -71,14 +71,16 @@ def stats(
     console.print(Text(f"Session {session_id}", style="bold"))
     console.print(
         grid(
-            [Column("figure", max_width=18), Column("value")],
+            [Column(header="figure", max_width=18), Column(header="value")],
             [[Text(k), Text(v)] for k, v in rows],
             console.width,
         )
     )
     types = [[Text(str(n), style="bold"), Text(t)] for t, n in figures.by_type.items()]
     console.print(Text("\nEvents by type", style="bold"))
-    console.print(grid([Column("count", "right"), Column("type")], types, console.width))
+    console.print(
+        grid([Column(header="count", justify="right"), Column(header="type")], types, console.width)
+    )
 
 
 def verify(

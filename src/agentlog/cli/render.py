@@ -34,7 +34,7 @@ _GAP = "  "
 _MIN_FLEXIBLE = 16
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Column:
     """A column of a grid: its header, alignment and widest width (``None``: its content's).
 
@@ -164,10 +164,10 @@ def render_log(inspection: Inspection, events: Sequence[Event], width: int) -> T
             ]
         )
     columns = [
-        Column("seq", "right"),
-        Column("type", max_width=20),
-        Column("surface", max_width=16),
-        Column("content"),
+        Column(header="seq", justify="right"),
+        Column(header="type", max_width=20),
+        Column(header="surface", max_width=16),
+        Column(header="content"),
     ]
     return grid(columns, rows, width)
 
@@ -191,10 +191,10 @@ def render_surface(inspection: Inspection, session_ref: str, width: int) -> Text
             note.append(f"  (agentlog expand {session_ref} {seq})", style="dim")
         rows.append([Text(str(position)), Text(str(seq)), Text(session.event_at(seq).type), note])
     columns = [
-        Column("#", "right"),
-        Column("node", "right"),
-        Column("type", max_width=20),
-        Column("replaces (nodes it shadowed)"),
+        Column(header="#", justify="right"),
+        Column(header="node", justify="right"),
+        Column(header="type", max_width=20),
+        Column(header="replaces (nodes it shadowed)"),
     ]
     return grid(columns, rows, width)
 
@@ -209,7 +209,11 @@ def render_messages(messages: Sequence[Any], width: int) -> Text:
         ]
         for message in messages
     ]
-    columns = [Column("role", max_width=9), Column("id", max_width=14), Column("content")]
+    columns = [
+        Column(header="role", max_width=9),
+        Column(header="id", max_width=14),
+        Column(header="content"),
+    ]
     return grid(columns, rows, width)
 
 
@@ -217,7 +221,13 @@ def render_events(events: Sequence[Event], width: int) -> Text:
     """Events of a log, one row each: seq, type and what they say."""
     rows = [[Text(str(e.seq)), Text(e.type), Text(event_summary(e))] for e in events]
     return grid(
-        [Column("seq", "right"), Column("type", max_width=22), Column("content")], rows, width
+        [
+            Column(header="seq", justify="right"),
+            Column(header="type", max_width=22),
+            Column(header="content"),
+        ],
+        rows,
+        width,
     )
 
 

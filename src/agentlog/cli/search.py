@@ -85,10 +85,10 @@ def search(
         for hit in hits
     ]
     columns = [
-        Column("session", max_width=24),
-        Column("seq", "right"),
-        Column("type", max_width=18),
-        Column("match"),
+        Column(header="session", max_width=24),
+        Column(header="seq", justify="right"),
+        Column(header="type", max_width=18),
+        Column(header="match"),
     ]
     console.print(grid(columns, rows, console.width))
 

@@ -72,6 +72,9 @@ class SessionInfo:
     """The parent, for a fork child."""
     location: str | None = None
     """The file path, for file stores."""
+    updated_at: int | None = None
+    """Epoch milliseconds of the last change: the time of the last stored event (SQL, memory)
+    or the transcript's modification time (JSONL); ``None`` when unknown."""
 
 
 class Lease(ABC):

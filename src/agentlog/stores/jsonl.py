@@ -325,6 +325,7 @@ class JsonlBackend(Backend):
                     cwd=header.get("cwd"),
                     parent_session=header.get("parentSession"),
                     location=str(path),
+                    updated_at=path.stat().st_mtime_ns // 1_000_000,
                 )
             )
         return infos

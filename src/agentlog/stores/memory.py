@@ -126,6 +126,9 @@ class MemoryBackend(Backend):
                     version=int(header["version"]),
                     cwd=header.get("cwd"),
                     parent_session=header.get("parentSession"),
+                    updated_at=self._events[session_id][-1]["time"]
+                    if self._events[session_id]
+                    else None,
                 )
                 for session_id, header in self._headers.items()
             ]

@@ -401,7 +401,9 @@ class SqliteBackend(Backend):
         with self._lock, self._errors():
             rows = self._query(
                 lambda db: db.execute(
-                    "SELECT id, created_at, version, cwd, parent_session FROM agentlog_sessions"
+                    "SELECT s.id, s.created_at, s.version, s.cwd, s.parent_session, "
+                    "(SELECT e.time FROM agentlog_events e WHERE e.session_id = s.id "
+                    "AND e.seq = s.next_seq - 1) FROM agentlog_sessions s"
                 ).fetchall()
             )
         return [
@@ -412,6 +414,7 @@ class SqliteBackend(Backend):
                 cwd=row[3],
                 parent_session=row[4],
                 location=str(self.path),
+                updated_at=row[5],
             )
             for row in rows
         ]
