@@ -151,8 +151,9 @@ def show(
         echo_json(_session_json(inspection, events))
         return
     console = stdout()
-    text = render_session_text(inspection, events, session, console.width)
-    page(console, _rendered(console, text), enabled=pager)
+    styled = console.is_terminal and not console.no_color
+    text = render_session_text(inspection, events, session, console.width, styled=styled)
+    page(console, _rendered(console, text) if styled else text.plain, enabled=pager)
 
 
 def _rendered(console: Console, text: Text) -> str:

@@ -46,16 +46,23 @@ class Column:
     max_width: int | None = None
 
 
-def grid(columns: Sequence[Column], rows: Sequence[Sequence[Text]], width: int) -> Text:
-    """Lay ``rows`` out in ``columns`` within ``width`` characters; cells are cut with "…"."""
+def grid(
+    columns: Sequence[Column], rows: Sequence[Sequence[Text]], width: int, *, styled: bool = True
+) -> Text:
+    """Lay ``rows`` out in ``columns`` within ``width`` characters; cells are cut with "…".
+
+    ``styled=False`` drops the styles: much faster for long output to a file or a pipe.
+    """
     widths = []
     for index, column in enumerate(columns):
         natural = max([len(column.header), *(len(row[index]) for row in rows)])
         widths.append(natural if column.max_width is None else min(natural, column.max_width))
     room = width - sum(widths[:-1]) - len(_GAP) * (len(columns) - 1)
     widths[-1] = min(widths[-1], max(_MIN_FLEXIBLE, room))
-    out = Text()
     header = [Text(c.header, style="bold") for c in columns]
+    if not styled:
+        return Text("\n".join(_plain_line(cells, columns, widths) for cells in [header, *rows]))
+    out = Text()
     for line_number, cells in enumerate([header, *rows]):
         if line_number:
             out.append("\n")
@@ -74,6 +81,22 @@ def grid(columns: Sequence[Column], rows: Sequence[Sequence[Text]], width: int) 
             if index != last:
                 out.append(_GAP)
     return out
+
+
+def _plain_line(cells: Sequence[Text], columns: Sequence[Column], widths: list[int]) -> str:
+    """One row without styles: the fast path for output that is not a terminal."""
+    parts = []
+    last = len(cells) - 1
+    for index, (cell, column) in enumerate(zip(cells, columns, strict=True)):
+        text, width = cell.plain, widths[index]
+        if len(text) > width:
+            text = text[: width - 1] + "…"
+        if column.justify == "right":
+            text = text.rjust(width)
+        elif index != last:
+            text = text.ljust(width)
+        parts.append(text)
+    return _GAP.join(parts)
 
 
 def _one_line(text: str) -> str:
@@ -131,7 +154,9 @@ def _seq_cell(seq: int, stored: bool) -> Text:
     return Text(str(seq)) if stored else Text(f"{seq}*", style="italic")
 
 
-def render_log(inspection: Inspection, events: Sequence[Event], width: int) -> Text:
+def render_log(
+    inspection: Inspection, events: Sequence[Event], width: int, *, styled: bool = True
+) -> Text:
     """The log, one row per event: its surface op, whether it is visible, and what it says."""
     session = inspection.session
     fold = fold_surface(session.events, session.projections)
@@ -169,7 +194,7 @@ def render_log(inspection: Inspection, events: Sequence[Event], width: int) -> T
         Column(header="surface", max_width=16),
         Column(header="content"),
     ]
-    return grid(columns, rows, width)
+    return grid(columns, rows, width, styled=styled)
 
 
 def _seqs(seqs: Sequence[int], limit: int = 6) -> str:
@@ -177,7 +202,9 @@ def _seqs(seqs: Sequence[int], limit: int = 6) -> str:
     return shown + (f" … ({len(seqs)})" if len(seqs) > limit else "")
 
 
-def render_surface(inspection: Inspection, session_ref: str, width: int) -> Text:
+def render_surface(
+    inspection: Inspection, session_ref: str, width: int, *, styled: bool = True
+) -> Text:
     """The surface: the visible nodes in order, and what each replacement stands for."""
     session = inspection.session
     fold = fold_surface(session.events, session.projections)
@@ -196,10 +223,10 @@ def render_surface(inspection: Inspection, session_ref: str, width: int) -> Text
         Column(header="type", max_width=20),
         Column(header="replaces (nodes it shadowed)"),
     ]
-    return grid(columns, rows, width)
+    return grid(columns, rows, width, styled=styled)
 
 
-def render_messages(messages: Sequence[Any], width: int) -> Text:
+def render_messages(messages: Sequence[Any], width: int, *, styled: bool = True) -> Text:
     """The history the model sees (``derive_messages()``), one row per message."""
     rows = [
         [
@@ -214,7 +241,7 @@ def render_messages(messages: Sequence[Any], width: int) -> Text:
         Column(header="id", max_width=14),
         Column(header="content"),
     ]
-    return grid(columns, rows, width)
+    return grid(columns, rows, width, styled=styled)
 
 
 def render_events(events: Sequence[Event], width: int) -> Text:
@@ -239,7 +266,12 @@ def _time(ms: Any) -> str:
 
 
 def render_session(
-    inspection: Inspection, events: Sequence[Event], session_ref: str, width: int
+    inspection: Inspection,
+    events: Sequence[Event],
+    session_ref: str,
+    width: int,
+    *,
+    styled: bool = True,
 ) -> Text:
     """The session header, its log (``events`` of it), its surface and its messages."""
     session = inspection.session
@@ -263,7 +295,7 @@ def render_session(
         out.append(f"\nstored in {inspection.location}", style="dim")
     shown = "" if len(events) == session.seq else f" (events {_range(events)})"
     out.append(f"\n\nLog{shown}\n", style="bold")
-    out.append_text(render_log(inspection, events, width))
+    out.append_text(render_log(inspection, events, width, styled=styled))
     legend = "\n● on the surface   ○N shadowed by event N (still in the log)"
     if virtual:
         legend += (
@@ -272,10 +304,10 @@ def render_session(
         )
     out.append(legend, style="dim")
     out.append(f"\n\nSurface ({len(session.surface.nodes)} nodes)\n", style="bold")
-    out.append_text(render_surface(inspection, session_ref, width))
+    out.append_text(render_surface(inspection, session_ref, width, styled=styled))
     messages = session.derive_messages()
     out.append(f"\n\nMessages the model sees ({len(messages)})\n", style="bold")
-    out.append_text(render_messages(messages, width))
+    out.append_text(render_messages(messages, width, styled=styled))
     return out
 
 
