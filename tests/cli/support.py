@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from agentlog import open_store
 from agentlog.cli import app
-from agentlog.cli.demo import build_demo_session, demo_clock
+from tests.cli.coding import clock, coding_session
 
 __all__ = ["Ran", "demo_in", "files", "run", "run_process"]
 
@@ -61,9 +61,9 @@ def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None 
 
 
 def demo_in(url: str, session_id: str = "demo") -> str:
-    """Write the demo session into the store at ``url``; its id."""
-    with open_store(url, clock=demo_clock()) as store, store.create(session_id, cwd="/demo") as s:
-        build_demo_session(s)
+    """Write the compacted coding session (tests/cli/coding.py) into the store at ``url``."""
+    with open_store(url, clock=clock()) as store, store.create(session_id, cwd="/demo") as s:
+        coding_session(s)
     return session_id
 
 

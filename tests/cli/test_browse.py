@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentlog import expand, open_store, thaw
-from agentlog.cli.demo import demo_checkpoint
 from agentlog.providers import to_anthropic, to_chat_completions
+from tests.cli.coding import checkpoint
 from tests.cli.support import demo_in, run
 from tests.stores.saved import grown, save
 
@@ -77,7 +77,7 @@ def test_show_as_json_is_the_log_surface_and_messages(tmp_path: Path) -> None:
     assert [node["seq"] for node in shown["surface"]] == list(view.surface.nodes)
     assert shown["messages"] == thaw(view.derive_messages())
     summary = next(node for node in shown["surface"] if node["replaced"])
-    assert summary["seq"] == demo_checkpoint(view)
+    assert summary["seq"] == checkpoint(view)
     assert shown["events"][5]["shadowedBy"] == summary["seq"]
     assert shown["events"][5]["onSurface"] is False
 

@@ -96,3 +96,9 @@ def test_the_demo_runs_on_the_default_store_as_a_console_script(tmp_path: Path) 
     assert "See it again with: agentlog show demo-" in ran.stdout
     assert "--store" not in ran.stdout.split("See it again with:")[1]  # the default needs none
     assert (tmp_path / "sessions.db").is_file()
+
+
+def test_the_demo_help_suggests_no_store_url_trap() -> None:
+    ran = run("demo", "--help")
+    assert "jsonl:///tmp" not in ran.stdout  # three slashes: a path relative to the cwd
+    assert "Example: agentlog demo --store ./demo-sessions" in ran.stdout

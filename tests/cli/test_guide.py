@@ -46,3 +46,23 @@ def test_every_command_of_the_guide_succeeds(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-2000:]
     assert not (tmp_path / "home").exists()  # the guide never touched the default store
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+_LINK = re.compile(r"\]\(([^)#\s]+)")
+
+
+def test_docs_refer_only_to_files_in_the_repository() -> None:
+    for page in DOCS:
+        text = page.read_text(encoding="utf-8")
+        for outside in ("spec/", "DESIGN.md", "STYLE.md", "../shared", "shared/conformance"):
+            assert outside not in text, f"{page.name} refers to {outside}"
+        for target in _LINK.findall(text):
+            if target.startswith(("http://", "https://")):
+                continue
+            assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
+
+
+def test_the_readme_marks_compact_as_async() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "`await agentlog.compact(session, summarizer)` (async)" in readme

@@ -19,10 +19,10 @@ import pytest
 
 from agentlog import Session, thaw
 from agentlog import messages as m
-from agentlog.cli.demo import build_demo_session
 from agentlog.stores import Inspection
 from agentlog.viewer import render_html
 from tests.agent_logs import grow_agent_session
+from tests.cli.coding import coding_session
 from tests.session.support import TR, A, begin, call, finish
 from tests.viewer.browser import chromium
 
@@ -60,7 +60,7 @@ def page(browser: Any) -> Iterator[Any]:
 def _demo() -> Session:
     """The demo session, built off the thread on which playwright runs its event loop."""
     with ThreadPoolExecutor(1) as pool:
-        return pool.submit(build_demo_session).result()
+        return pool.submit(coding_session).result()
 
 
 def _until(page: Any, condition: str, timeout: float = 30.0) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from agentlog import fold_surface, thaw
-from agentlog.cli.demo import build_demo_session
 from agentlog.stores import Inspection
 from agentlog.viewer import view_data
+from tests.cli.coding import coding_session
 
 
 def test_view_data_holds_the_log_compactly() -> None:
-    session = build_demo_session()
+    session = coding_session()
     inspection = Inspection(
         session=session, stored_events=40, stored_version=4, location=None, torn_tail=False
     )
