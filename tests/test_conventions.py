@@ -67,6 +67,8 @@ PUBLIC_API = {
     "compact", "prune_tool_results", "expand", "CompactionConfig", "CompactionResult",
     "ExtractiveSummarizer", "ModelSummarizer", "PruneConfig", "CompactionError",
     "CompactionConfigError",
+    # the agent loop (issue 12): the loop, its tools, event payload constructors
+    "Agent", "tool", "payloads",
 }  # fmt: skip
 
 

@@ -31,6 +31,7 @@ from agentlog.events import (
     Event,
     declare_event_type,
     messages,
+    payloads,
 )
 from agentlog.lifecycle import (
     TOOL_NOT_STARTED,
@@ -45,6 +46,7 @@ from agentlog.lifecycle import (
     tool_pairing_balanced_after,
     tool_pairing_balanced_before,
 )
+from agentlog.loop import Agent, tool
 from agentlog.plugins import (
     CompactionConfig,
     CompactionResult,
@@ -85,6 +87,7 @@ __all__ = [
     "SURFACE_EVENT_TYPES",
     "TOOL_NOT_STARTED",
     "TOOL_OUTCOME_UNKNOWN",
+    "Agent",
     "AgentlogError",
     "ConcurrentWriteError",
     "CorruptLog",
@@ -139,7 +142,9 @@ __all__ = [
     "messages",
     "open_store",
     "open_turn_closers",
+    "payloads",
     "thaw",
+    "tool",
     "tool_pairing_balanced_after",
     "tool_pairing_balanced_before",
 ]

@@ -1,4 +1,4 @@
-"""The demo session is a valid, structurally sound log that exercises every core feature."""
+"""The demo is the real agent loop with a scripted model: tool calls, a compaction, a resume."""
 
 from __future__ import annotations
 
@@ -7,66 +7,64 @@ from pathlib import Path
 
 import orjson
 
-from agentlog import Session, check_invariants, check_provider_history, expand, fold_surface
+from agentlog import Session, check_invariants, check_provider_history, expand
 from agentlog.cli.demo import build_demo_session, demo_checkpoint
 from tests.cli.support import run, run_process
 
 UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
-def test_demo_session_replays_to_the_same_history() -> None:
+def types(session: Session) -> list[str]:
+    return [event.type for event in session.events]
+
+
+def test_the_demo_runs_four_turns_with_tool_calls() -> None:
     session = build_demo_session()
+    assert [e.data["turn"] for e in session.events if e.type == "turn/end"] == [1, 2, 3, 4]
+    assert all(
+        e.data["reason"] == {"kind": "completed"} for e in session.events if e.type == "turn/end"
+    )
+    calls = [e.data["name"] for e in session.events if e.type == "tool/call"]
+    assert calls == ["read_file", "run_tests", "run_tests", "read_file"]
+
+
+def test_the_loop_compacts_before_a_step_of_the_third_turn() -> None:
+    session = build_demo_session()
+    sequence = types(session)
+    start = sequence.index("compaction/start")
+    assert sequence[start : start + 5] == [
+        "compaction/start", "compaction/summary", "user/message", "compaction/end", "step/start",
+    ]  # fmt: skip
+    assert session.event_at(start).data["turn"] == 3
+    assert session.event_at(start + 5).data["reason"] == "series"  # the next request header
+
+
+def test_the_session_is_resumed_before_the_fourth_turn() -> None:
+    session = build_demo_session()
+    sequence = types(session)
+    marker = sequence.index("session/end-seed")
+    assert session.event_at(marker + 2).data == {"turn": 4}
+    headers = [e.data["reason"] for e in session.events if e.type == "request/header"]
+    assert headers == ["initial", "series", "resume"]
+
+
+def test_the_demo_log_passes_the_invariants_and_is_provider_valid() -> None:
+    session = build_demo_session()
+    check_invariants(session.events)
+    check_provider_history(session.derive_messages())
     replay = Session.from_events("replay", session.events)
     assert replay.derive_messages() == session.derive_messages()
 
 
-def test_demo_session_passes_the_invariant_companion_and_is_provider_valid() -> None:
-    session = build_demo_session()
-    check_invariants(session.events)
-    check_provider_history(session.derive_messages())
-
-
-def test_demo_session_shows_a_content_rewrite_and_a_compaction() -> None:
-    session = build_demo_session()
-    fold = fold_surface(session.events)
-    kinds = {session.event_at(r.seq).type for r in fold.replacements}
-    assert kinds == {"tool/result", "user/message"}
-    compaction = next(
-        r for r in fold.replacements if session.event_at(r.seq).type == "user/message"
-    )
-    # the summary cites every node it shadows, and those events are still in the log
-    assert set(compaction.shadowed_seqs) <= set(session.event_at(compaction.seq).source_event_seqs)
-    assert all(session.event_at(seq) for seq in compaction.shadowed_seqs)
-
-
-def test_demo_prunes_and_compacts_with_the_real_plugins() -> None:
-    session = build_demo_session()
-    types = [event.type for event in session.events]
-    prune = types.index("compaction/prune")
-    assert types[prune + 1] == "tool/result"  # the price record, then the content rewrite
-    start = types.index("compaction/start")
-    assert types[start : start + 4] == [
-        "compaction/start",
-        "compaction/summary",
-        "user/message",
-        "compaction/end",
-    ]
-    assert session.event_at(start + 2).data["content"][0]["text"].startswith("This is an")
-
-
 def test_the_demo_checkpoint_expands_to_the_original_events() -> None:
     session = build_demo_session()
-    checkpoint = demo_checkpoint(session)
-    originals = expand(session, checkpoint)
+    originals = expand(session, demo_checkpoint(session))
     assert [event.type for event in originals][:2] == ["user/message", "assistant/message"]
-    # the pruned tool result expands to the full original, not to its rewrite
-    pruned = [e for e in originals if e.type == "tool/result" and "def parse" in str(e.data)]
-    (original,) = pruned
-    assert "line 59 of the parser module" in str(original.data)
-    assert all(event.surface_op == "append" for event in originals)
+    assert "tests/test_parser.py fails" in str(originals[0].data)
+    assert any("line 59 of the parser module" in str(e.data) for e in originals)
 
 
-def test_demo_is_deterministic_but_for_the_compaction_ids() -> None:
+def test_demo_is_deterministic_but_for_ids() -> None:
     def wire(session: Session) -> bytes:
         return UUID.sub(b"<uuid>", orjson.dumps([event.to_wire() for event in session.events]))
 
@@ -77,10 +75,13 @@ def test_the_demo_command_saves_the_session_and_says_how_to_see_it_again(tmp_pat
     store = str(tmp_path / "demo sessions")
     ran = run("demo", "--store", store)
     assert ran.code == 0, ran.stderr
-    assert "42 events stored (+1 in this view only)" in ran.stdout
-    assert "The summary at seq 34 shadowed 9 nodes (5, 6, 21, 11, 13, 16, 22, 24, 26)" in (
-        " ".join(ran.stdout.split())
-    )
+    assert "62 events stored (+1 in this view only) · 7 on the surface" in ran.stdout
+    assert "Surface (7 nodes)" in ran.stdout
+    assert "replace 5-38" in ran.stdout  # the compaction summary and its range
+    assert "resume: read_file, run_tests" in ran.stdout  # the header after the resume
+    prose = " ".join(ran.stdout.split())
+    assert re.search(r"The summary at seq 45 shadowed 11 nodes \(5, 8, 10, .*\)", prose)
+    assert "agentlog.expand(session, 45) gives back the original events 5, 8," in prose
     (session,) = run("ls", "--json", "--store", store).json()
     hint = f"See it again with: agentlog show {session['id']} --store '{store}'"
     assert hint in ran.stdout

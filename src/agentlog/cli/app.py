@@ -16,7 +16,19 @@ from typing import Annotated
 
 import typer
 
-from agentlog.cli import browse, catalog, check, demo, edit, migrate, search, tail, transfer, view
+from agentlog.cli import (
+    browse,
+    catalog,
+    chat,
+    check,
+    demo,
+    edit,
+    migrate,
+    search,
+    tail,
+    transfer,
+    view,
+)
 from agentlog.formats import FORMAT_VERSION
 
 __all__ = ["app"]
@@ -72,5 +84,6 @@ app.command()(migrate.migrate)
 app.command()(transfer.export)
 app.command("import")(transfer.import_sessions)
 app.command()(demo.demo)
+app.command()(chat.chat)
 app.command()(catalog.catalog)
 app.command()(catalog.where)

@@ -1,10 +1,11 @@
-"""The scripted session behind ``agentlog demo``: a small coding task, compacted losslessly.
+"""``agentlog demo``: a small coding session played by the real agent loop, offline, in seconds.
 
-Three turns of a coding agent (system prompt, user turns, assistant tool calls and results),
-and what a long session needs, done by the real plugins: ``prune_tool_results`` rewrites a bulky
-tool result's content, and ``compact`` (with the offline ``ExtractiveSummarizer``) replaces all
-but the newest reply with a summary that cites every node it shadows. Deterministic (a fixed
-clock, fixed message ids; only the compaction's ids are fresh) and offline.
+An ``Agent`` with two tools (``read_file``, ``run_tests``, canned and deterministic) and the
+``Scripted`` provider (STYLE.md 21) runs three turns: tool calls and their results, an
+automatic compaction before the third turn's step (the ``ExtractiveSummarizer``: the context
+window is set small on purpose), then the session is closed and resumed — reopened through its
+store, the crash-repair path — and a new agent answers a fourth turn (its request header says
+``resume``). Deterministic but for message and compaction ids (a fixed clock).
 """
 
 from __future__ import annotations
@@ -12,40 +13,32 @@ from __future__ import annotations
 import asyncio
 import shlex
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from rich.text import Text
 
-from agentlog import (
-    ExtractiveSummarizer,
-    PruneConfig,
-    Session,
-    compact,
-    expand,
-    fold_surface,
-    prune_tool_results,
-)
-from agentlog import messages as m
-from agentlog.cli.common import StoreOption, opened, stdout
+from agentlog.cli.common import StoreOption, opened, reported, stdout
 from agentlog.cli.render import render_session
+from agentlog.loop import Agent, Tool, tool
+from agentlog.plugins import ExtractiveSummarizer, expand
+from agentlog.providers.scripted import Scripted
+from agentlog.session import Session
+from agentlog.surface import fold_surface
 
-__all__ = ["DEMO_SESSION_ID", "build_demo_session", "demo", "demo_checkpoint", "demo_clock"]
+__all__ = [
+    "DEMO_SESSION_ID",
+    "build_demo_session",
+    "demo",
+    "demo_checkpoint",
+    "demo_clock",
+    "demo_model",
+    "demo_tools",
+]
 
 DEMO_SESSION_ID = "demo"
-_PROVIDER, _MODEL = "scripted", "demo-model"
-_TOOLS = [
-    {
-        "name": "read_file",
-        "description": "Read a file of the workspace.",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    },
-    {
-        "name": "run_tests",
-        "description": "Run the test suite.",
-        "parameters": {"type": "object", "properties": {"target": {"type": "string"}}},
-    },
-]
+CONTEXT_WINDOW = 1400
+"""Small on purpose: the third turn starts above 80% of it, so the loop compacts first."""
+SYSTEM = "You are a careful coding agent. Read before you write."
 _PARSER_SOURCE = "\n".join(
     [
         "def parse(text):",
@@ -54,10 +47,16 @@ _PARSER_SOURCE = "\n".join(
     ]
     + [f"# ... line {n} of the parser module" for n in range(4, 60)]
 )
-
-
-_PRUNE = PruneConfig(threshold_chars=1000, head_chars=420, tail_chars=120)
-"""Budgets small enough for the demo's one bulky result (dsh's default threshold is 8,192)."""
+_TOKENIZER_SOURCE = "\n".join(
+    ["def tokenize(line):", "    return line.split()"]
+    + [f"# ... line {n} of the tokenizer" for n in range(3, 30)]
+)
+_PROMPTS = (
+    "tests/test_parser.py fails. Please fix it.",
+    "Great. Add a test for empty input.",
+    "Now make the tokenizer skip comments.",
+)
+_RESUMED_PROMPT = "What did we change overall?"
 
 
 class _Clock:
@@ -76,139 +75,94 @@ def demo_clock() -> _Clock:
     return _Clock()
 
 
-def _assistant(
-    text: str, turn: int, step: int, ident: str, *calls: tuple[str, str, str]
-) -> dict[str, Any]:
-    content = [m.text(text), *(m.tool_call(cid, name, args) for cid, name, args in calls)]
-    return m.assistant(
-        content,
-        provider=_PROVIDER,
-        model=_MODEL,
-        turn=turn,
-        step=step,
-        usage={"inputTokens": 1200 * step, "outputTokens": 80},
-        id=ident,
+def demo_tools() -> list[Tool]:
+    """The demo's tools: canned file contents and test runs."""
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file of the workspace.
+
+        Args:
+            path: The file, relative to the workspace root.
+        """
+        files = {"parser.py": _PARSER_SOURCE, "tokenizer.py": _TOKENIZER_SOURCE}
+        if path not in files:
+            raise FileNotFoundError(path)
+        return files[path]
+
+    @tool
+    def run_tests(target: str) -> str:
+        """Run the test suite.
+
+        Args:
+            target: A test file or test id.
+        """
+        return "1 passed in 0.01s" if "::" in target else "3 passed in 0.04s"
+
+    return [read_file, run_tests]
+
+
+def demo_model() -> Scripted:
+    """The scripted model: what it answers to each request of the demo, in order."""
+    call = Scripted.call
+    return Scripted(
+        [
+            ["Let me read the parser.", call("read_file", {"path": "parser.py"})],
+            [
+                "parse() drops the last token. Fixed it; running the tests.",
+                call("run_tests", {"target": "tests/test_parser.py"}),
+            ],
+            "Fixed: parse() no longer drops the last token. All 3 tests pass.",
+            [
+                "Adding test_empty_input.",
+                call("run_tests", {"target": "tests/test_parser.py::test_empty_input"}),
+            ],
+            "Added test_empty_input; it passes.",
+            ["Reading the tokenizer.", call("read_file", {"path": "tokenizer.py"})],
+            "Done: tokenize() now drops everything after a #.",
+            "We fixed parse(), added a regression test for empty input, and made the tokenizer "
+            "skip comments.",
+        ],
+        model="demo-model",
     )
 
 
-def _tool_step(
-    s: Session, turn: int, step: int, ident: str, text: str, call: tuple[str, str, str], result: str
-) -> int:
-    """One step in which the model calls one tool; returns the seq of the tool result."""
-    s.append("step/start", {"turn": turn, "step": step})
-    s.append("assistant/message", _assistant(text, turn, step, ident, call), surface_op="append")
-    call_id, name, args = call
-    call_event = s.append(
-        "tool/call",
-        {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": args},
+def _agent(session: Session, model: Scripted) -> Agent:
+    return Agent(
+        session,
+        model,
+        system=SYSTEM,
+        tools=demo_tools(),
+        compaction=ExtractiveSummarizer(),
+        context_window=CONTEXT_WINDOW,
     )
-    result_event = s.append(
-        "tool/result",
-        m.tool_result(call_id, result, turn=turn, step=step, id=f"r-{call_id}"),
-        surface_op="append",
-        source_event_seqs=[call_event.seq],
-    )
-    s.append("step/end", {"turn": turn, "step": step})
-    return result_event.seq
 
 
-def _final_step(s: Session, turn: int, step: int, ident: str, text: str) -> None:
-    s.append("step/start", {"turn": turn, "step": step})
-    s.append("assistant/message", _assistant(text, turn, step, ident), surface_op="append")
-    s.append("step/end", {"turn": turn, "step": step})
+def _restored(session: Session) -> Session:
+    """A detached session's resume: rebuilt from its log as a store's ``open`` does."""
+    return Session.from_events(
+        session.id, session.events, session.header, restore=True, clock=session.clock
+    )
 
 
-def build_demo_session(session: Session | None = None) -> Session:
-    """Play the demo script into ``session`` (a fresh in-memory one by default)."""
-    s = session or Session.create(DEMO_SESSION_ID, clock=_Clock())
+def build_demo_session(
+    session: Session | None = None, *, reopen: Callable[[Session], Session] = _restored
+) -> Session:
+    """Play the demo into ``session`` (a fresh in-memory one by default); the resumed session.
 
-    # Turn 1: find and fix a bug, with two tool calls.
-    s.append("turn/start", {"turn": 1})
-    s.append("step/start", {"turn": 1, "step": 1})
-    s.append(
-        "request/header",
-        {
-            "header": {"config": {"provider": _PROVIDER, "model": _MODEL}, "tools": _TOOLS},
-            "reason": "initial",
-        },
-    )
-    s.append("request/context", {"provider": _PROVIDER, "model": _MODEL, "contextWindow": 128000})
-    s.append(
-        "system/message",
-        m.system(
-            "You are a careful coding agent. Read before you write.", turn=1, step=1, id="s-1"
-        ),
-        surface_op="append",
-    )
-    s.append(
-        "user/message",
-        m.user("tests/test_parser.py fails. Please fix it.", id="u-1"),
-        surface_op="append",
-    )
-    s.append(
-        "assistant/message",
-        _assistant(
-            "Let me read the parser.", 1, 1, "a-1", ("call-1", "read_file", '{"path": "parser.py"}')
-        ),
-        surface_op="append",
-    )
-    call = s.append(
-        "tool/call",
-        {
-            "turn": 1,
-            "step": 1,
-            "callId": "call-1",
-            "name": "read_file",
-            "arguments": '{"path": "parser.py"}',
-        },
-    )
-    s.append(
-        "tool/result",
-        m.tool_result("call-1", _PARSER_SOURCE, turn=1, step=1, id="r-call-1"),
-        surface_op="append",
-        source_event_seqs=[call.seq],
-    )
-    s.append("step/end", {"turn": 1, "step": 1})
-    _tool_step(
-        s,
-        1,
-        2,
-        "a-2",
-        "parse() drops the last token. Fixed it; running the tests.",
-        ("call-2", "run_tests", '{"target": "tests/test_parser.py"}'),
-        "3 passed in 0.04s",
-    )
-    _final_step(s, 1, 3, "a-3", "Fixed: parse() no longer drops the last token. All 3 tests pass.")
-    s.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
-
-    # Turn 2: before the step, prune the bulky file listing; only its content changes (§5.5).
-    s.append("turn/start", {"turn": 2})
-    prune_tool_results(s, _PRUNE)
-    s.append(
-        "user/message", m.user("Great. Add a test for empty input.", id="u-2"), surface_op="append"
-    )
-    _tool_step(
-        s,
-        2,
-        1,
-        "a-4",
-        "Adding test_empty_input.",
-        ("call-3", "run_tests", '{"target": "tests/test_parser.py::test_empty_input"}'),
-        "1 passed in 0.01s",
-    )
-    _final_step(s, 2, 2, "a-5", "Added test_empty_input; it passes.")
-    s.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
-
-    # Compaction between turns, as /compact does: a summary replaces all but the newest reply
-    # and cites every node it shadows.
-    asyncio.run(compact(s, ExtractiveSummarizer()))
-
-    # Turn 3: the model works from the compacted history.
-    s.append("turn/start", {"turn": 3})
-    s.append("user/message", m.user("What did we change overall?", id="u-3"), surface_op="append")
-    _final_step(s, 3, 1, "a-6", "We fixed parse() and added a regression test for empty input.")
-    s.append("turn/end", {"turn": 3, "reason": {"kind": "completed"}})
-    return s
+    Args:
+        session: Where the first three turns go.
+        reopen: How the session is resumed before the fourth turn (a store: close it and
+            ``store.open`` it again).
+    """
+    session = session or Session.create(DEMO_SESSION_ID, clock=_Clock())
+    model = demo_model()
+    agent = _agent(session, model)
+    for prompt in _PROMPTS:
+        asyncio.run(agent.run(prompt))
+    resumed = reopen(session)
+    asyncio.run(_agent(resumed, model).run(_RESUMED_PROMPT))
+    return resumed
 
 
 def demo_checkpoint(session: Session) -> int:
@@ -221,19 +175,24 @@ def demo_checkpoint(session: Session) -> int:
 
 
 def demo(store: StoreOption = None) -> None:
-    """Play a scripted three-turn coding session into the store and show it.
+    """Run a scripted coding agent (offline): tool calls, a compaction, a resume.
 
-    Offline and deterministic: a system prompt, tool calls and results, a tool result pruned
-    and the first two turns compacted by the real plugins, all kept in the log. Remove it
-    again with agentlog rm.
+    The real agent loop with a scripted model: three turns with tool calls, an automatic
+    compaction before the third, then the session is closed, resumed from the store and
+    continued — all kept in the log. Remove it again with agentlog rm.
 
     Example: agentlog demo --store ./demo-sessions
     """
     console = stdout()
-    with opened(store, read_only=False) as opened_store:
+    with opened(store, read_only=False) as opened_store, reported(store):
         session_id = f"demo-{uuid.uuid4().hex[:8]}"
-        with opened_store.create(session_id, cwd="/demo/project") as session:
-            build_demo_session(session)
+        first = opened_store.create(session_id, cwd="/demo/project")
+
+        def reopen(session: Session) -> Session:
+            session.close()
+            return opened_store.open(session.id)
+
+        build_demo_session(first, reopen=reopen).close()
         inspection = opened_store.inspection(session_id)
         view = inspection.session
         console.print(render_session(inspection, list(view.events), session_id, console.width))
@@ -249,19 +208,17 @@ def demo(store: StoreOption = None) -> None:
                 f"\n{inspection.stored_events} events in the log, {len(view.surface.nodes)} on "
                 f"the surface, {len(view.derive_messages())} messages for the model; nothing "
                 f"was deleted. The summary at seq {checkpoint} shadowed {len(shadowed)} nodes "
-                f"({', '.join(map(str, shadowed))}); some of them replaced earlier events in "
-                "turn, so "
-                f"agentlog.expand(session, {checkpoint}) gives back the original events "
-                f"{originals}."
-            ),
-            soft_wrap=True,
+                f"({', '.join(map(str, shadowed))}); any of them that replaced earlier events "
+                f"is followed in turn, so agentlog.expand(session, {checkpoint}) gives back the "
+                f"original events {originals}."
+            )
         )
         again = f"agentlog show {session_id}"
         if store is not None:
             again += f" --store {shlex.quote(store)}"
         console.print(
             Text(
-                f"Saved as session {session_id!r} in {opened_store.url}\nSee it again with: {again}"
-            ),
-            soft_wrap=True,
+                f"Saved as session {session_id!r} in {opened_store.url}\n"
+                f"See it again with: {again}"
+            )
         )

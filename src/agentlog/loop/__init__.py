@@ -1,9 +1,25 @@
 """The agent loop: turns, steps, tools and retries, written to the session log as they happen.
 
 Implements spec/plugins.md §4 (the loop) over ``agentlog.loop.model`` (what the loop asks of a
-model provider, spec/plugins.md §5).
+model provider, spec/plugins.md §5). ``Agent`` and ``tool`` are also exported at the top level
+(``from agentlog import Agent, tool``).
 """
 
+from agentlog.loop.agent import Agent, Message
+from agentlog.loop.frames import (
+    AttemptEnded,
+    AttemptStarted,
+    Committed,
+    Frame,
+    ReasoningDelta,
+    RunReason,
+    RunResult,
+    TextDelta,
+    ToolCallDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFailed,
+)
 from agentlog.loop.model import (
     DEFAULT_RETRY_POLICY,
     RETRYABLE_CODES,
@@ -18,18 +34,35 @@ from agentlog.loop.model import (
     TokenUsage,
     ToolSchema,
 )
+from agentlog.loop.tools import Tool, tool
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",
     "RETRYABLE_CODES",
+    "Agent",
+    "AttemptEnded",
+    "AttemptStarted",
     "Chunk",
+    "Committed",
     "ErrorCode",
     "FinishKind",
+    "Frame",
     "LlmFailure",
+    "Message",
     "ModelRequest",
     "Provider",
     "ProviderError",
+    "ReasoningDelta",
     "RetryPolicy",
+    "RunReason",
+    "RunResult",
+    "TextDelta",
     "TokenUsage",
+    "Tool",
+    "ToolCallDelta",
+    "ToolFinished",
     "ToolSchema",
+    "ToolStarted",
+    "TurnFailed",
+    "tool",
 ]

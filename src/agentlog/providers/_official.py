@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from agentlog.errors import ProviderError
 from agentlog.loop.model import DEFAULT_RETRY_POLICY, Chunk, ModelRequest, RetryPolicy
-from agentlog.providers.base import BaseProvider
+from agentlog.providers.base import BaseProvider, check_model_request
 
 __all__ = ["ClientProvider", "Translator"]
 
@@ -115,6 +115,7 @@ class ClientProvider(BaseProvider):
             ProviderError: The call failed, or the stream ended before the answer finished.
         """
         client = self._client_for_this_loop()
+        check_model_request(str(client.base_url))
         translator = self._translator(request)
         try:
             response = await self._open(client, request)

@@ -10,13 +10,25 @@ unless given another, and creates its official client with ``max_retries=0``.
 from __future__ import annotations
 
 import importlib
+import ipaddress
+import os
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping
 from types import ModuleType
+from urllib.parse import urlsplit
 
+from agentlog.errors import ProviderError
 from agentlog.loop.model import DEFAULT_RETRY_POLICY, Chunk, ModelRequest, RetryPolicy
 
-__all__ = ["BaseProvider", "require_extra"]
+__all__ = ["ALLOW_MODEL_REQUESTS", "BaseProvider", "check_model_request", "require_extra"]
+
+ALLOW_MODEL_REQUESTS: bool = os.environ.get("AGENTLOG_ALLOW_MODEL_REQUESTS", "1") != "0"
+"""Whether providers may send requests to model servers off this machine.
+
+Test suites set it to ``False`` (as pydantic-ai's ``ALLOW_MODEL_REQUESTS``), so a test can never
+reach a real, paid model by mistake: a request to anything but a loopback address then fails
+before it is sent. ``AGENTLOG_ALLOW_MODEL_REQUESTS=0`` sets it for child processes too.
+"""
 
 
 class BaseProvider(ABC):
@@ -81,3 +93,34 @@ def require_extra(module: str, extra: str) -> ModuleType:
         raise ImportError(
             f"{module!r} is not installed; install it with: pip install 'agentlog[{extra}]'"
         ) from exc
+
+
+def check_model_request(url: str | None) -> None:
+    """Refuse a request to a non-loopback server while ``ALLOW_MODEL_REQUESTS`` is false.
+
+    Args:
+        url: The server's base URL (``None``: the provider's default, a remote API).
+
+    Raises:
+        ProviderError: the request may not be sent (code ``UNKNOWN``; not retried).
+    """
+    if ALLOW_MODEL_REQUESTS or (url is not None and _is_loopback(url)):
+        return
+    raise ProviderError.of(
+        f"model requests to {url or 'the default API'} are disabled "
+        "(agentlog.providers.base.ALLOW_MODEL_REQUESTS is False; only loopback servers are "
+        "allowed)",
+        "UNKNOWN",
+    )
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,192 @@
+"""Running a step's tool calls: a capped pool, durable calls, results in model order.
+
+Implements ``executeToolCalls`` of spec/plugins.md §4.6 with the tool checkpoint of
+spec/persistence.md §6.1: calls start in model order in a rolling pool of at most
+``max_parallel_tool_calls``; each started call appends ``tool/call`` first, and no tool body
+runs before its ``tool/call`` is durable (the calls started together share one durable
+write). Results are committed strictly in model order — a call that finishes early waits for
+the ones before it — as ``tool/result`` citing its ``tool/call`` (``sourceEventSeqs``). A tool
+that raises, an unknown tool and arguments that are not a JSON object all become error results
+the model sees.
+
+On cancellation (§4.6, §4.7): nothing more starts; running calls are cancelled (an ``async``
+tool sees ``CancelledError``; a synchronous tool's thread cannot be stopped, so its eventual
+return is discarded) and get an error result saying their outcome is unknown; finished calls
+keep their results; every call that never started gets a synthetic ``tool/call`` and an
+``ABORTED_BEFORE_DISPATCH`` result, so the transcript stays provider-valid.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentlog.events import messages, payloads
+from agentlog.loop.frames import ToolFinished, ToolStarted
+from agentlog.loop.runtime import Runtime
+from agentlog.loop.tools import ToolArgumentsError, parse_arguments, render_output
+
+__all__ = ["ABORTED_BEFORE_DISPATCH", "ABORTED_WHILE_RUNNING", "execute_tool_calls"]
+
+ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
+"""The error code of a call the agent was cancelled before it started."""
+ABORTED_WHILE_RUNNING = "ABORTED_WHILE_RUNNING"
+"""The error code of a call the agent was cancelled while it ran (its outcome is unknown)."""
+
+_BEFORE_DISPATCH_TEXT = "Error: tool call aborted before dispatch"
+_WHILE_RUNNING_TEXT = (
+    "Error: tool call aborted while it was running; its outcome is unknown. Do not retry blindly."
+)
+
+
+@dataclass(slots=True)
+class _Outcome:
+    content: list[dict[str, Any]]
+    error: dict[str, str] | None = None
+
+
+async def execute_tool_calls(
+    rt: Runtime, turn: int, step: int, calls: Sequence[Mapping[str, Any]]
+) -> None:
+    """Run ``calls`` (the answer's tool-call blocks) and commit their results in model order.
+
+    Raises:
+        asyncio.CancelledError: the agent was cancelled; every call has a result first.
+    """
+    count = len(calls)
+    call_seqs: list[int | None] = [None] * count
+    outcomes: list[_Outcome | None] = [None] * count
+    running: dict[int, asyncio.Task[_Outcome]] = {}
+    next_start = next_commit = 0
+    try:
+        while next_commit < count:
+            started: list[int] = []
+            while next_start < count and len(running) + len(started) < rt.max_parallel_tool_calls:
+                call = calls[next_start]
+                event = rt.append(
+                    "tool/call",
+                    payloads.tool_call(
+                        turn, step, call["id"], call["name"], str(call.get("arguments", ""))
+                    ),
+                )
+                call_seqs[next_start] = event.seq
+                started.append(next_start)
+                next_start += 1
+            if started:
+                await rt.checkpoints.durable()  # a tool body runs only after its call is durable
+                for index in started:
+                    running[index] = asyncio.ensure_future(_run(rt, calls[index]))
+            while next_commit < count and outcomes[next_commit] is not None:
+                _commit(
+                    rt,
+                    turn,
+                    step,
+                    calls[next_commit],
+                    call_seqs[next_commit],
+                    outcomes[next_commit],
+                )
+                next_commit += 1
+            if next_commit >= count:
+                break
+            done, _ = await asyncio.wait(running.values(), return_when=asyncio.FIRST_COMPLETED)
+            for index, task in list(running.items()):
+                if task in done:
+                    outcomes[index] = task.result()
+                    del running[index]
+    except asyncio.CancelledError:
+        await _abort(rt, turn, step, calls, call_seqs, outcomes, running, next_commit)
+        raise
+
+
+async def _abort(
+    rt: Runtime,
+    turn: int,
+    step: int,
+    calls: Sequence[Mapping[str, Any]],
+    call_seqs: list[int | None],
+    outcomes: list[_Outcome | None],
+    running: dict[int, asyncio.Task[_Outcome]],
+    next_commit: int,
+) -> None:
+    """Give every call of the step a result after a cancel (spec/plugins.md §4.6 abort path)."""
+    for task in running.values():
+        task.cancel()
+    if running:
+        await asyncio.wait(running.values())
+    for index, task in running.items():
+        if task.cancelled():
+            outcomes[index] = _error(_WHILE_RUNNING_TEXT, "AbortError", ABORTED_WHILE_RUNNING)
+        else:
+            outcomes[index] = task.result()
+    for index in range(next_commit, len(calls)):
+        call = calls[index]
+        if call_seqs[index] is None:
+            event = rt.append(
+                "tool/call",
+                payloads.tool_call(
+                    turn, step, call["id"], call["name"], str(call.get("arguments", ""))
+                ),
+            )
+            call_seqs[index] = event.seq
+        if outcomes[index] is None:
+            outcomes[index] = _error(_BEFORE_DISPATCH_TEXT, "AbortError", ABORTED_BEFORE_DISPATCH)
+        _commit(rt, turn, step, call, call_seqs[index], outcomes[index])
+
+
+def _error(text: str, name: str, code: str) -> _Outcome:
+    return _Outcome(content=[{"type": "text", "text": text}], error={"name": name, "code": code})
+
+
+async def _run(rt: Runtime, call: Mapping[str, Any]) -> _Outcome:
+    """Run one call; every failure but cancellation becomes an error result."""
+    name = call["name"]
+    arguments = parse_arguments(str(call.get("arguments", "")))
+    if rt.listeners:
+        rt.emit(ToolStarted(call_id=call["id"], name=name, arguments=arguments))
+    tool = rt.tools.get(name)
+    if tool is None:
+        known = ", ".join(sorted(rt.tools)) or "none"
+        return _error(
+            f"Error: unknown tool {name!r} (available: {known})", "UnknownToolError", "UNKNOWN_TOOL"
+        )
+    try:
+        return _Outcome(content=render_output(await tool.run(arguments)))
+    except ToolArgumentsError as exc:
+        return _error(f"Error: {exc}", "ToolArgumentsError", "INVALID_ARGUMENTS")
+    except Exception as exc:  # the model sees the failure and may recover
+        return _error(f"Error: {type(exc).__name__}: {exc}", type(exc).__name__, "TOOL_ERROR")
+
+
+def _commit(
+    rt: Runtime,
+    turn: int,
+    step: int,
+    call: Mapping[str, Any],
+    call_seq: int | None,
+    outcome: _Outcome | None,
+) -> None:
+    """Append the ``tool/result`` of ``call``, citing its ``tool/call``."""
+    assert outcome is not None
+    assert call_seq is not None
+    call_id = call["id"]
+    data = messages.tool_result(
+        call_id,
+        outcome.content,
+        turn=turn,
+        step=step,
+        is_error=True if outcome.error is not None else None,
+        error=outcome.error,
+    )
+    event = rt.append("tool/result", data, surface_op="append", source_event_seqs=[call_seq])
+    if rt.listeners:
+        rt.emit(
+            ToolFinished(
+                call_id=call_id,
+                name=call["name"],
+                is_error=outcome.error is not None,
+                content=tuple(outcome.content),
+                seq=event.seq,
+            )
+        )

@@ -1,0 +1,180 @@
+"""One turn of the agent loop, in the spec's exact event order, closed whatever happens.
+
+Implements ``turn()`` of spec/plugins.md §4.3: ``turn/start``; then per step the inbox claim
+(all steering, plus the turn's prompt on step 1), automatic compaction before the step (§2.7;
+a failure only warns), ``step/start``, the system prompt (§4.11: surface node 0, a changed
+prompt replacing only that node), the claimed ``user/message``s, the step itself (``step``),
+``step/end``; the turn goes on while a step asks for it or steering waits; ``turn/end`` with
+``completed``, ``max-tokens`` (sticky once a step hit it), ``aborted`` (§4.7, with the cancel
+cause) or ``error`` (§4.8, with the ``LlmFailure``). Durable at each step's end and at the
+turn's end (spec/persistence.md §6.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agentlog.errors import CompactionConfigError, CompactionError
+from agentlog.events import Event, messages, payloads
+from agentlog.loop.frames import TurnFailed
+from agentlog.loop.inbox import Inbox, Target
+from agentlog.loop.runtime import Runtime
+from agentlog.loop.step import LlmFailed, StepOutcome, error_chain, run_step
+from agentlog.plugins import PruneConfig, compact_if_needed
+from agentlog.session import Session
+
+__all__ = ["SystemPrompt", "message_text", "run_turn"]
+
+_logger = logging.getLogger("agentlog.loop")
+
+
+class SystemPrompt:
+    """The agent's system prompt and the surface node that holds it (spec/plugins.md §4.11).
+
+    The node is looked up again only after a replace (appends never move node 0 of a surface
+    that has one), so keeping the prompt in place costs O(1) per step.
+
+    Args:
+        text: The prompt; ``None`` keeps whatever the session has (none for a new session).
+    """
+
+    def __init__(self, text: str | None) -> None:
+        self.text = text
+        self._node: Event | None = None
+        self._generation: int | None = None
+
+    def settle(self, rt: Runtime, turn: int, step: int) -> None:
+        """Append or replace the prompt node if the surface does not hold the prompt."""
+        session = rt.session
+        if self._generation != session.surface.replace_generation:
+            self._node = self._find(session)
+        current = self._node
+        if current is None:
+            if self._generation is not None and not self.text:
+                return  # a history without a system head, and no prompt to add
+            self._node = rt.append(
+                "system/message",
+                messages.system(self.text or "", turn=turn, step=step),
+                surface_op="append",
+            )
+        elif self.text is not None and message_text(current.data["message"]) != self.text:
+            self._node = rt.append(
+                "system/message",
+                messages.system(self.text, turn=turn, step=step),
+                surface_op={"op": "replace", "startSeq": current.seq, "endSeq": current.seq},
+                source_event_seqs=[current.seq],
+            )
+        self._generation = session.surface.replace_generation
+
+    def _find(self, session: Session) -> Event | None:
+        """The system node on the surface: node 0, else an in-history prompt of ours.
+
+        Leaves ``_generation`` ``None`` for an empty surface (the prompt becomes node 0).
+        """
+        nodes = session.surface.nodes
+        self._generation = session.surface.replace_generation if nodes else None
+        head = session.event_at(nodes[0]) if nodes else None
+        if head is not None and head.type == "system/message":
+            return head
+        ours = self._node
+        return ours if ours is not None and ours.seq in nodes else None
+
+
+async def run_turn(
+    rt: Runtime,
+    inbox: Inbox,
+    turn: int,
+    prompt: SystemPrompt,
+    cause: Callable[[], Mapping[str, Any] | None],
+) -> None:
+    """Run turn ``turn`` to its ``turn/end`` (see the module docstring).
+
+    Args:
+        rt: The agent's runtime.
+        inbox: Its pending input.
+        turn: The turn number (the last one logged, plus one).
+        prompt: Its system prompt.
+        cause: Why the agent was cancelled, asked when the turn is aborted.
+
+    Raises:
+        AgentlogError: the log refused an event (the turn may be left open).
+    """
+    rt.append("turn/start", payloads.turn_start(turn))
+    target: Target = "next-turn"
+    ends: StepOutcome = None
+    max_tokens = False
+    step = 0
+    reason: payloads.TurnEnd
+    try:
+        while True:
+            claimed = inbox.claim(target)
+            if ends is not None and not claimed:
+                break
+            if step == 0 and not claimed:
+                ends = "completed"  # the input was withdrawn: a turn with no step
+                break
+            await _pre_step(rt)
+            step += 1
+            rt.step_retries = 0
+            rt.append("step/start", payloads.step_start(turn, step))
+            prompt.settle(rt, turn, step)
+            for message in claimed:
+                rt.append("user/message", message, surface_op="append")
+            try:
+                ends = await run_step(rt, turn, step, starts_series=False)
+            finally:
+                rt.append("step/end", payloads.step_end(turn, step))
+            max_tokens = max_tokens or ends == "max-tokens"
+            if ends is not None and not inbox.pending("next-step"):
+                break
+            await rt.checkpoints.durable()  # the step's results before the next step
+            target = "next-step"
+        reason = payloads.turn_end(turn, "max-tokens" if max_tokens else "completed")
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()  # the cancel is handled here: the turn closes normally
+        reason = payloads.turn_end(turn, "aborted", cause=cause() or {"kind": "disposed"})
+    except Exception as exc:
+        failure = exc.failure if isinstance(exc, LlmFailed) else None
+        failure = failure or {"message": error_chain(exc), "code": "UNKNOWN"}
+        if not isinstance(exc, LlmFailed):
+            _logger.warning("agent turn %d failed: %s", turn, failure["message"], exc_info=exc)
+        if rt.listeners:
+            rt.emit(TurnFailed(turn=turn, step=step or None, error=failure))
+        reason = payloads.turn_end(turn, "error", error=failure)
+    rt.step_retries = 0
+    rt.append("turn/end", reason)
+    await rt.checkpoints.durable()
+
+
+async def _pre_step(rt: Runtime) -> None:
+    """Automatic compaction before a step (spec/plugins.md §2.7); failures only warn."""
+    config = rt.compaction
+    if rt.summarizer is None or config is None or not config.auto:
+        return
+    window = rt.context_window()
+    if window is None:
+        return
+    rt.checkpoints.hold()  # compaction's events join the turn's group commit
+    since = rt.session.seq
+    try:
+        await compact_if_needed(
+            rt.session, rt.summarizer, context_window=window, config=config, prune=PruneConfig()
+        )
+    except (CompactionError, CompactionConfigError) as exc:
+        _logger.warning("step compaction failed: %s; continuing the turn", exc)
+    finally:
+        rt.announce(since)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text blocks of a message, joined."""
+    return "".join(
+        block["text"]
+        for block in message.get("content") or ()
+        if isinstance(block, Mapping) and block.get("type") == "text"
+    )

@@ -1,0 +1,112 @@
+"""Tools: the ``@tool`` decorator, plain callables, argument parsing and output rendering."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agentlog import tool
+from agentlog.loop.tools import (
+    Tool,
+    ToolArgumentsError,
+    as_tool,
+    parse_arguments,
+    render_output,
+)
+
+
+def test_tool_takes_name_description_and_schema_from_the_function() -> None:
+    @tool
+    def read_file(path: str) -> str:
+        """Read a UTF-8 text file.
+
+        Args:
+            path: Where it is.
+        """
+        return path
+
+    assert isinstance(read_file, Tool)
+    assert read_file.schema() == {
+        "name": "read_file",
+        "description": "Read a UTF-8 text file.",
+        "parameters": {
+            "type": "object",
+            "properties": {"path": {"type": "string", "description": "Where it is."}},
+            "required": ["path"],
+            "additionalProperties": False,
+        },
+    }
+    assert read_file("x") == "x"  # still callable directly
+
+
+def test_explicit_name_description_and_parameters_win() -> None:
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}}
+
+    @tool(name="find", description="Find it.", parameters=schema)
+    def anything(**kwargs: object) -> str:
+        """Ignored docstring."""
+        return "x"
+
+    assert (anything.name, anything.description, anything.parameters) == (
+        "find",
+        "Find it.",
+        schema,
+    )
+
+
+def test_a_plain_callable_becomes_a_tool() -> None:
+    def ping() -> str:
+        """Ping."""
+        return "pong"
+
+    assert as_tool(ping).name == "ping"
+    assert as_tool(as_tool(ping)).name == "ping"
+
+
+@pytest.mark.parametrize(
+    ("raw", "parsed"),
+    [("", {}), ("  ", {}), ('{"a": 1}', {"a": 1}), ("[1]", [1]), ('{"a": ', '{"a": ')],
+)
+def test_arguments_are_parsed_per_the_spec(raw: str, parsed: object) -> None:
+    """§4.6: empty → {}; invalid JSON → the raw string."""
+    assert parse_arguments(raw) == parsed
+
+
+def test_run_passes_the_arguments_and_refuses_what_does_not_fit() -> None:
+    @tool
+    async def add(a: int, b: int = 1) -> int:
+        """Add."""
+        return a + b
+
+    assert asyncio.run(add.run({"a": 2})) == 3
+    with pytest.raises(ToolArgumentsError, match="not valid JSON"):
+        asyncio.run(add.run('{"a'))
+    with pytest.raises(ToolArgumentsError, match="must be a JSON object, got list"):
+        asyncio.run(add.run([1]))
+    with pytest.raises(ToolArgumentsError, match="do not fit add"):
+        asyncio.run(add.run({"c": 1}))
+
+
+@pytest.mark.parametrize(
+    ("value", "blocks"),
+    [
+        ("hi", [{"type": "text", "text": "hi"}]),
+        (None, [{"type": "text", "text": ""}]),
+        ({"n": 1}, [{"type": "text", "text": '{"n":1}'}]),
+        (3, [{"type": "text", "text": "3"}]),
+        ([{"type": "text", "text": "a"}], [{"type": "text", "text": "a"}]),
+    ],
+)
+def test_outputs_render_as_content_blocks(value: object, blocks: list[dict[str, str]]) -> None:
+    assert render_output(value) == blocks
+
+
+def test_an_output_that_is_not_json_fails_the_call() -> None:
+    with pytest.raises(TypeError, match="not JSON"):
+        render_output({1, 2})
+
+
+def test_a_tool_needs_a_name() -> None:
+    with pytest.raises(ValueError, match="non-empty name"):
+        Tool(name="", description="", parameters={}, function=print)
