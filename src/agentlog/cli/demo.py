@@ -218,7 +218,6 @@ def demo(store: StoreOption = None) -> None:
             again += f" --store {shlex.quote(store)}"
         console.print(
             Text(
-                f"Saved as session {session_id!r} in {opened_store.url}\n"
-                f"See it again with: {again}"
+                f"Saved as session {session_id!r} in {opened_store.url}\nSee it again with: {again}"
             )
         )
