@@ -13,7 +13,7 @@ from typing import Any, Final, cast
 
 __all__ = ["SUITES", "load"]
 
-SUITES: Final = ("core", "stores", "formats", "compaction", "loop", "viewer")
+SUITES: Final = ("core", "stores", "formats", "compaction", "loop", "adapters", "viewer")
 """Every registered suite, in run order."""
 
 

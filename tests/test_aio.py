@@ -103,3 +103,16 @@ def test_concurrent_appends_on_one_session_are_serialized() -> None:
 
     session = asyncio.run(scenario())
     assert [event.seq for event in session.events] == list(range(21))
+
+
+def test_repair_is_awaited_like_the_rest(tmp_path: Path) -> None:
+    async def scenario() -> tuple[int, int]:
+        async with await aio.open_store(f"sqlite:///{tmp_path}/s.db") as store:
+            session = await store.create("s")
+            await session.append("turn/start", {"turn": 1})
+            await session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+            await session.close()
+            result = await store.repair("s", cut_at=1)
+            return result.removed, len((await store.inspect("s")).events)
+
+    assert asyncio.run(scenario()) == (1, 3)  # turn/start, its interrupted turn/end, the marker

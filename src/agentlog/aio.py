@@ -25,7 +25,7 @@ from typing import Any
 
 from agentlog.events import Event
 from agentlog.session import EventLog, Observer, Session, Surface, Validator
-from agentlog.stores import SessionInfo, Store
+from agentlog.stores import RepairResult, SessionInfo, Store
 from agentlog.stores import open_store as _open_store
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 from agentlog.values import JsonValue
@@ -99,6 +99,10 @@ class AsyncStore:
     async def delete(self, session_id: str) -> None:
         """Remove a stored session and every event of it, durably."""
         await asyncio.to_thread(self.sync.delete, session_id)
+
+    async def repair(self, session_id: str, *, cut_at: int) -> RepairResult:
+        """Cut a stored log at seq ``cut_at``: the explicit way past ``CorruptLog``."""
+        return await asyncio.to_thread(self.sync.repair, session_id, cut_at=cut_at)
 
     async def flush(self) -> None:
         """Make every appended event of every open session durable."""

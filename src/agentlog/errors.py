@@ -10,6 +10,7 @@ AgentlogError
 ├── StreamRecordError (ValueError)   an assistant stream record is malformed
 ├── ToolPairingError (ValueError)    the surface's tool calls and results do not pair up
 ├── InvalidHistory (ValueError)      a derived history would be refused by a model provider
+├── ConversionError (ValueError)     a message or part has no form in the other format
 ├── CompactionError (RuntimeError)   a compaction did not replace history (``code`` says why)
 ├── CompactionConfigError (ValueError)  a compaction or pruning configuration is invalid
 ├── TokenMeterError (ValueError)     the token meter cannot fold a log
@@ -40,6 +41,7 @@ __all__ = [
     "CompactionConfigError",
     "CompactionError",
     "ConcurrentWriteError",
+    "ConversionError",
     "CorruptLog",
     "EventRejected",
     "FormatVersionError",
@@ -171,6 +173,13 @@ class InvalidHistory(AgentlogError, ValueError):
     problems: tuple[str, ...] = ()
 
 
+class ConversionError(AgentlogError, ValueError):
+    """A framework message, item or part has no form in the format it is converted to.
+
+    Raised by the framework adapters' converters; the text names the part (its index and kind).
+    """
+
+
 class CompactionError(AgentlogError, RuntimeError):
     """A compaction could not replace history; the session says why in its log.
 
@@ -284,12 +293,18 @@ class MigrationRefused(FormatVersionError):
 
 
 class CorruptLog(StoreError, ValueError):
-    """Stored bytes are damaged before the last complete turn (or inside a checksummed frame).
+    """Stored data is damaged: more than an incomplete final record (a torn tail) is wrong.
+
+    Nothing was changed; ``Store.repair(session_id, cut_at=error.seq)`` cuts the log there.
 
     Attributes:
         line: The 1-based line (JSONL) or row (SQL) where the damage was found, when known.
         offset: The byte offset, for damage found in a compressed frame.
+        seq: The seq the damaged record holds the place of (where a repair would cut).
+        following: How many well-formed records follow the damage (a cut removes them too).
     """
 
     line: int | None = None
     offset: int | None = None
+    seq: int | None = None
+    following: int | None = None

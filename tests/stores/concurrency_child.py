@@ -14,21 +14,22 @@ stdout, one line per fact:
     ``W SID <events>``,
     or ``L SID <error>`` if another writer got the session first; per ``end``: close it and
     say ``C``.
-``race-append URL SID TAG ATTEMPTS``
-    open the session (say ``R``), wait for ``go``, then try ``ATTEMPTS`` appends: ``A <json>``
-    for each that returned; ``X`` for each ``ConcurrentWriteError``, after which it closes,
-    reopens (``O <seq>``) and plays a fresh turn. ``D`` at the end.
+``take-turns URL SID TAG ROUNDS``
+    say ``R``, wait for ``go``, then ``ROUNDS`` times: open the session (retrying after each
+    ``SessionLocked``; once in, ``L <refusals>`` and ``O <seq>``), append a turn (``A <json>``
+    for each event) and close it. ``D`` at the end.
 """
 
 from __future__ import annotations
 
 import random
 import sys
+import time
 from collections.abc import Iterator
 
 from agentlog import Event, Session
-from agentlog.errors import ConcurrentWriteError, SessionAlreadyExists, SessionLocked
-from agentlog.stores import Store, open_store
+from agentlog.errors import SessionAlreadyExists, SessionLocked
+from agentlog.stores import open_store
 from agentlog.values import dumps
 from tests.stores.crash_child import agent_clock, agent_events
 
@@ -101,37 +102,28 @@ def race_create(url: str, tag: str, cwd: str | None) -> None:
                 say(f"W {sid} {count}")
 
 
-def _reopen(store: Store, sid: str) -> Session:
-    """``Store.open``, again while the other writer keeps moving the stored tail."""
-    while True:
-        try:
-            return store.open(sid)
-        except ConcurrentWriteError:
-            say("X")
-
-
-def race_append(url: str, sid: str, tag: str, attempts: int) -> None:
+def take_turns(url: str, sid: str, tag: str, rounds: int) -> None:
     holder: list[Session] = []
     seeds = random.Random(tag)
     with open_store(url, clock=agent_clock(holder)) as store:
-        session = _reopen(store, sid)
-        holder.append(session)
         say("R")
         sys.stdin.readline()  # "go"
-        agent = agent_events(session, seeds.randrange(2**32), tag=tag)
-        for _ in range(attempts):
-            try:
-                event = next(agent)
-            except ConcurrentWriteError:
-                say("X")
-                session.close()
-                session = _reopen(store, sid)
-                holder[0] = session
-                say(f"O {session.seq}")
-                agent = agent_events(session, seeds.randrange(2**32), tag=tag)
-            else:
+        for _ in range(rounds):
+            locked = 0
+            while True:
+                try:
+                    session = store.open(sid)
+                except SessionLocked:
+                    locked += 1
+                    time.sleep(0.001)
+                else:
+                    break
+            holder[:] = [session]
+            say(f"L {locked}")
+            say(f"O {session.seq}")
+            for event in one_turn(session, seeds.randrange(2**32), tag):
                 say("A " + dumps(event).decode())
-        session.close()
+            session.close()
     say("D")
 
 
@@ -143,8 +135,8 @@ def main(argv: list[str]) -> None:
         try_open(url, rest[0], rest[1], int(rest[2]))
     elif mode == "race-create":
         race_create(url, rest[0], rest[1] if len(rest) > 1 else None)
-    elif mode == "race-append":
-        race_append(url, rest[0], rest[1], int(rest[2]))
+    elif mode == "take-turns":
+        take_turns(url, rest[0], rest[1], int(rest[2]))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

@@ -16,7 +16,12 @@ companion (``tests/conftest.py``), so the logs here have real turn and step stru
 from __future__ import annotations
 
 import asyncio
+import json
 import math
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -37,6 +42,7 @@ from agentlog import (
     build_fork_seed,
     check_invariants,
     check_provider_history,
+    open_turn_closers,
     thaw,
 )
 from agentlog import messages as m
@@ -47,6 +53,7 @@ from agentlog.errors import (
     SessionAlreadyExists,
     SessionLocked,
     SessionNotFound,
+    StoreError,
 )
 from agentlog.stores import Backend, Store
 from tests.values.support import needs_accelerator
@@ -67,6 +74,69 @@ OUTCOME_UNKNOWN_TEXT = (
     "operation is read-only or idempotent; if it may have side effects, first verify external "
     "state or ask the user. Do not retry blindly."
 )
+
+_HOLDER = """
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from agentlog.stores import open_store
+store = open_store(sys.argv[1])
+session = store.create("s1")
+session.append("turn/start", {"turn": 1})
+session.append("step/start", {"turn": 1, "step": 1})
+print("holding", flush=True)
+time.sleep(60)
+"""
+"""A writer in another process: it creates ``s1``, appends, and holds it until killed."""
+
+_FILLER = """
+import hashlib, json, os, resource, signal, sys
+sys.path.insert(0, sys.argv[3])
+from pathlib import Path
+from agentlog import messages as m, thaw
+from agentlog.stores import open_backend, open_store
+
+def state():
+    # The stored events, and the bytes of every file but SQLite's WAL and shared memory (a
+    # failed transaction may leave uncommitted frames in the WAL, which no reader ever reads).
+    files = [p for p in Path(sys.argv[2]).rglob("*") if p.is_file() and ".locks" not in str(p)]
+    digests = {
+        str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in files
+        if not p.name.endswith(("-wal", "-shm"))
+    }
+    backend = open_backend(sys.argv[1])
+    try:
+        return [digests, [thaw(event) for event in backend.read("s1").events]]
+    finally:
+        backend.close()
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of the signal
+store = open_store(sys.argv[1])
+session = store.create("s1")
+session.append("turn/start", {"turn": 1})
+session.append("user/message", m.user("short"), surface_op="append")
+big = m.user(os.urandom(150_000).hex())  # incompressible: no store can make it small
+largest = max(p.stat().st_size for p in Path(sys.argv[2]).rglob("*") if p.is_file())
+_, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+before = state()
+resource.setrlimit(resource.RLIMIT_FSIZE, (largest + 4096, hard))
+try:
+    session.append("user/message", big, surface_op="append")
+except Exception as exc:
+    cause = next((c for c in ("disk full", "file too large", "I/O error") if c in str(exc)), None)
+    report = {"error": type(exc).__name__, "message": str(exc), "cause": cause}
+else:
+    report = {"error": None}
+resource.setrlimit(resource.RLIMIT_FSIZE, (hard, hard))
+report.update(seq=session.seq, state=state(), state_before=before)
+print(json.dumps(report), flush=True)
+session.append("user/message", big, surface_op="append")
+session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+print(json.dumps({"seq": session.seq}), flush=True)
+session.close()
+store.close()
+"""
+"""A writer that hits a real write failure (RLIMIT_FSIZE), reports it, then goes on."""
 
 HOSTILE_IDS = (
     "../x",
@@ -211,6 +281,14 @@ class StoreContract(ABC):
 
     def tear_tail(self, tmp_path: Path, session_id: str) -> bool:
         """Leave what a crash mid-write leaves at the end of the log; ``False``: cannot."""
+        return False
+
+    def store_url(self, tmp_path: Path) -> str | None:
+        """The URL another process opens this location with; ``None``: it cannot."""
+        return None
+
+    def damage(self, tmp_path: Path, session_id: str, seq: int) -> bool:
+        """Damage the stored record of ``seq`` (bytes no reader accepts); ``False``: cannot."""
         return False
 
     def assert_contained(self, tmp_path: Path) -> None:  # noqa: B027  # optional hook
@@ -948,6 +1026,187 @@ class StoreContract(ABC):
             store.list()
         store.close()  # idempotent
 
+    # --- one writer per session, across store objects and processes -----------------------
+
+    def test_a_session_has_one_writer_across_store_objects(
+        self, tmp_path: Path, stores: Callable[..., Store]
+    ) -> None:
+        """A second ``Store`` object of this process is refused like another process is."""
+        first, second = stores(), stores()
+        live = first.create("s1")
+        one_turn(live)
+        state = self.stored_state(tmp_path)
+        for refused_operation in (second.open, lambda sid: second.repair(sid, cut_at=0)):
+            with pytest.raises(SessionLocked) as refused:
+                refused_operation("s1")
+            assert refused.value.session_id == "s1"
+            assert str(refused.value).startswith('session "s1" is open for writing')
+        with pytest.raises(SessionAlreadyExists):
+            second.create("s1")
+        assert wire(second.inspect("s1").events)[: live.seq] == wire(live.events)
+        assert self.stored_state(tmp_path) == state  # refusals and inspect wrote nothing
+        live.close()
+        with second.open("s1") as reopened:
+            assert wire(reopened.events)[: live.seq] == wire(live.events)
+            with pytest.raises(SessionLocked):
+                first.open("s1")
+
+    def test_a_second_process_cannot_open_a_live_session_until_the_first_is_killed(
+        self, tmp_path: Path, stores: Callable[..., Store]
+    ) -> None:
+        url = self.store_url(tmp_path)
+        if url is None:
+            pytest.skip("this store lives in one process")
+        holder = subprocess.Popen(
+            [sys.executable, "-c", _HOLDER, url, str(ROOT)], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline() == "holding\n"
+            store = stores()
+            state = self.stored_state(tmp_path)
+            with pytest.raises(SessionLocked) as refused:
+                store.open("s1")
+            assert refused.value.session_id == "s1"
+            assert refused.value.path is not None
+            assert f'(lock "{refused.value.path}")' in str(refused.value)
+            assert Path(refused.value.path).exists()
+            with pytest.raises(SessionLocked):
+                store.repair("s1", cut_at=0)
+            with pytest.raises(SessionAlreadyExists):
+                store.create("s1")
+            view = store.inspect("s1")  # readers take no lock
+            assert [event.type for event in view.events][:2] == ["turn/start", "step/start"]
+            assert self.stored_state(tmp_path) == state
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.wait()
+            with store.open("s1") as resumed:  # at once: the lock died with its process
+                assert [event.type for event in resumed.events] == [
+                    "turn/start", "step/start", "step/end", "turn/end", "session/end-seed"
+                ]  # fmt: skip
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                holder.wait()
+            if holder.stdout is not None:
+                holder.stdout.close()
+
+    # --- storage failures -------------------------------------------------------------------
+
+    def test_a_full_disk_fails_the_append_names_the_cause_and_changes_nothing(
+        self, tmp_path: Path, stores: Callable[..., Store]
+    ) -> None:
+        """A real write failure: the writer process may not grow a file past ``RLIMIT_FSIZE``
+        (the kernel's EFBIG, which SQLite reports as a full disk). The append fails with the
+        cause in words, the log is as it was, and once the limit is lifted (the cause fixed)
+        the same session appends again."""
+        url = self.store_url(tmp_path)
+        if url is None:
+            pytest.skip("this store writes no files")
+        completed = subprocess.run(
+            [sys.executable, "-c", _FILLER, url, str(tmp_path), str(ROOT)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+        report = [json.loads(line) for line in completed.stdout.splitlines()]
+        failed, retried = report
+        assert failed["error"] == "StoreError", failed
+        assert "cannot rollback" not in failed["message"]
+        assert failed["cause"] in ("disk full", "file too large"), failed
+        assert 'session "s1"' in failed["message"], failed
+        assert failed["seq"] == 2
+        assert failed["state"] == failed["state_before"]  # nothing half-written
+        assert retried == {"seq": 4}
+        with stores().open("s1") as reopened:
+            assert [event.type for event in reopened.events] == [
+                "turn/start", "user/message", "user/message", "turn/end", "session/end-seed"
+            ]  # fmt: skip
+
+    # --- repair ----------------------------------------------------------------------------
+
+    def test_repair_cuts_a_log_and_the_next_open_closes_the_turn(
+        self, tmp_path: Path, stores: Callable[..., Store], store: Store
+    ) -> None:
+        with store.create("s1") as session:
+            one_turn(session, 1)
+            one_turn(session, 2)
+        cut_at = session.seq - 5  # inside turn 2
+        result = stores().repair("s1", cut_at=cut_at)
+        assert (result.session_id, result.cut_at) == ("s1", cut_at)
+        assert (result.removed, result.damaged) == (5, 0)
+        if self.store_url(tmp_path) is not None:
+            assert result.saved_to is not None
+            assert Path(result.saved_to).is_file()
+        else:
+            assert result.saved_to is None
+        kept = wire(session.events[:cut_at])
+        closers = wire(open_turn_closers(kept, "interrupted"))
+        expected = [*kept, *closers, end_seed(len(kept) + len(closers))]
+        assert wire(stores().inspect("s1").events) == expected
+        state = self.stored_state(tmp_path)
+        again = stores().repair("s1", cut_at=cut_at)  # nothing left to cut
+        assert (again.removed, again.damaged, again.saved_to) == (0, 0, None)
+        assert self.stored_state(tmp_path) == state
+        with stores().open("s1") as resumed:
+            assert wire(resumed.events) == expected
+            one_turn(resumed, 3)
+        check_invariants(stores().inspect("s1").events)
+
+    def test_repair_cuts_damage_where_corrupt_log_says(
+        self, tmp_path: Path, stores: Callable[..., Store], store: Store
+    ) -> None:
+        """Damage with well-formed records after it is refused, never dropped; ``repair`` at
+        ``CorruptLog.seq`` is the explicit cut, and it says what it removed."""
+        with store.create("s1") as session:
+            one_turn(session, 1)
+            one_turn(session, 2)
+        if not self.damage(tmp_path, "s1", 4):
+            pytest.skip("this store cannot hold damaged records")
+        damaged = self.stored_state(tmp_path)
+        for operation in (stores().open, stores().inspect):
+            with pytest.raises(CorruptLog) as refused:
+                operation("s1")
+            assert (refused.value.session_id, refused.value.seq) == ("s1", 4)
+            assert refused.value.following == session.seq - 5
+        assert self.stored_state(tmp_path) == damaged
+        with pytest.raises(CorruptLog, match="cut at seq 4 or before"):
+            stores().repair("s1", cut_at=6)
+        assert self.stored_state(tmp_path) == damaged
+        result = stores().repair("s1", cut_at=4)
+        assert (result.removed, result.damaged) == (session.seq - 5, 1)
+        assert result.saved_to is not None
+        kept = wire(session.events[:4])
+        closers = wire(open_turn_closers(kept, "interrupted"))
+        with stores().open("s1") as resumed:
+            assert wire(resumed.events) == [*kept, *closers, end_seed(4 + len(closers))]
+            check_provider_history(resumed.derive_messages())
+
+    def test_repair_refusals_write_nothing(
+        self, tmp_path: Path, stores: Callable[..., Store], store: Store
+    ) -> None:
+        with store.create("s1") as session:
+            one_turn(session)
+        state = self.stored_state(tmp_path)
+        with pytest.raises(StoreError, match=f"holds {session.seq} complete event"):
+            store.repair("s1", cut_at=session.seq + 1)
+        for bad in (-1, 1.5, True, "3"):
+            with pytest.raises(StoreError, match="cut_at must be a non-negative integer seq"):
+                store.repair("s1", cut_at=bad)  # type: ignore[arg-type]  # the point
+        with pytest.raises(SessionNotFound):
+            store.repair("nope", cut_at=0)
+        live = store.open("s1")
+        with pytest.raises(SessionLocked):
+            store.repair("s1", cut_at=0)
+        live.close()
+        assert self.stored_state(tmp_path) != state  # the open's end-seed marker
+        state = self.stored_state(tmp_path)
+        result = store.repair("s1", cut_at=session.seq + 1)  # the marker is an event too
+        assert (result.removed, result.damaged) == (0, 0)
+        assert self.stored_state(tmp_path) == state
+
     # --- group commit and threads ----------------------------------------------------------
 
     def count_writes(self, store: Store, monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -1117,5 +1376,7 @@ class StoreContract(ABC):
             store.fork("live", child_id=bad_id)
         with pytest.raises(SeedRejected, match="session id"):
             store.fork(bad_id)
+        with pytest.raises(SeedRejected, match="session id"):
+            store.repair(bad_id, cut_at=0)
         assert self.stored_state(tmp_path) == state
         assert [info.id for info in store.list()] == ["live"]

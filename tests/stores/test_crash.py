@@ -59,10 +59,12 @@ CHILD = Path(__file__).with_name("crash_child.py")
 SCHEMES = ("jsonl", "jsonl+zstd", "sqlite")
 Wire = dict[str, Any]
 
-KILLED_FROM_OUTSIDE = 130
-SELF_KILLED = 60
-WRITE_BEHIND = 40
-"""Trials per file store in each test: 230 in all."""
+KILLED_FROM_OUTSIDE = 160
+SELF_KILLED = 80
+WRITE_BEHIND = 160
+"""Trials per file store in each test: 400 in all, 200 in durable mode (every append
+acknowledged) and 200 in write-behind mode (acknowledged by ``flush()``); half of the
+self-killed trials are in each mode."""
 TRIALS_PER_SESSION = 8
 WRITER_EVENTS = 80
 """Events a writer appends before it waits to be killed."""
@@ -384,9 +386,18 @@ def run_trials(
         command["events"] = WRITER_EVENTS
         trial = f"{name} trial {number}: {command} {kill} reopen={reopen}"
         stream = expected_stream(chain, seed)
+        resumed = bool(chain.stored)
         outcome = run_writer(server, command, kill, trial)
         stored, torn = verify(url, chain, stream, outcome, reopen=reopen, trial=trial)
         chain.trials += 1
+        tally.add("write-behind" if command["write_behind"] else "durable")
+        if resumed:
+            tally.add("resumed a stored session")
+        if reopen:
+            tally.add("opened twice, the second open wrote nothing")
+        tally.counts["acknowledged events checked"] = tally.counts.get(
+            "acknowledged events checked", 0
+        ) + max(0, outcome.acked + 1 - len(stream) + WRITER_EVENTS)
         tally.add("acknowledged" if outcome.acked >= 0 else "nothing acknowledged")
         tally.add("no session" if stored == 0 else "session")
         if stored > outcome.acked + 1 and outcome.acked >= 0:
@@ -395,6 +406,7 @@ def run_trials(
             tally.add("torn tail")
         if outcome.killed_at is not None:
             tally.add(f"killed at {outcome.killed_at}")
+    print(f"{name}: {dict(sorted(tally.counts.items()))}")  # the counts, for pytest -s
     return tally
 
 
@@ -412,6 +424,9 @@ def test_sigkill_at_random_moments_loses_no_acknowledged_event(
     )
     for seen in ("acknowledged", "nothing acknowledged", "unacknowledged events stored"):
         assert tally.counts.get(seen), (seen, tally.counts)
+    assert tally.counts["durable"] == KILLED_FROM_OUTSIDE, tally.counts
+    # Most trials continue a session earlier writers left, again and again.
+    assert tally.counts["resumed a stored session"] >= KILLED_FROM_OUTSIDE // 2, tally.counts
 
 
 @pytest.mark.slow
@@ -434,7 +449,7 @@ def test_sigkill_inside_the_append_path_loses_no_acknowledged_event(
             point, nth = rng.choice(("ftruncate", "fsync", "write")), 1
         extras: dict[str, Any] = {
             "kill": {"point": point, "nth": nth, "fraction": rng.random()},
-            "write_behind": rng.random() < 0.25,
+            "write_behind": chain.trials % 2 == 1,
             "batch_delay": 0.002,
         }
         return Kill(kind="self"), extras
@@ -443,6 +458,7 @@ def test_sigkill_inside_the_append_path_loses_no_acknowledged_event(
     killed = sum(count for what, count in tally.counts.items() if what.startswith("killed at"))
     assert killed >= SELF_KILLED // 2, tally.counts
     assert tally.counts.get("no session"), tally.counts
+    assert tally.counts["durable"] == tally.counts["write-behind"] == SELF_KILLED // 2
     if scheme != "sqlite":
         assert tally.counts.get("torn tail"), tally.counts
 
@@ -462,3 +478,5 @@ def test_sigkill_in_write_behind_mode_loses_nothing_flushed(
         server, store_url(scheme, tmp_path), f"write-behind-{scheme}", WRITE_BEHIND, plan
     )
     assert tally.counts.get("acknowledged"), tally.counts
+    assert tally.counts["write-behind"] == WRITE_BEHIND, tally.counts
+    assert tally.counts["resumed a stored session"] >= WRITE_BEHIND // 2, tally.counts

@@ -89,6 +89,20 @@ class JsonlContract(StoreContract):
                 assert depth == 3, path
                 assert path.name in ("session.lock", f"session.v4{self.suffix}"), path
 
+    def damage(self, tmp_path: Path, session_id: str, seq: int) -> bool:
+        path = Path(self.session_location(tmp_path, session_id) or "")
+        data = path.read_bytes()
+        if self.scheme == "jsonl":
+            lines = data.splitlines(keepends=True)
+            lines[seq + 1] = b"garbage\n"
+            path.write_bytes(b"".join(lines))
+            return True
+        start, end = scan_frames(data).frames[seq + 1]  # one frame per durable append
+        damaged = bytearray(data)
+        damaged[(start + end) // 2] ^= 0x40
+        path.write_bytes(bytes(damaged))
+        return True
+
     def tear_tail(self, tmp_path: Path, session_id: str) -> bool:
         path = Path(self.session_location(tmp_path, session_id) or "")
         line = b'{"type":"turn/end","seq":99,"time":%d,"data":{"turn":2}}\n' % CLOCK
@@ -252,7 +266,8 @@ def test_a_failed_append_is_rolled_back_and_the_retry_has_no_gap(
         with pytest.raises(StoreError) as failed:
             session.append("turn/start", {"turn": 2})
         assert str(failed.value) == (
-            f'append to "{path}" failed and was rolled back: [Errno 5] injected I/O error'
+            f'session "s1": append to "{path}" failed and was rolled back: I/O error ([Errno 5] '
+            "injected I/O error)"
         )
         assert failed.value.path == str(path)
         assert path.read_bytes() == before
@@ -462,8 +477,8 @@ def lines_of(path: Path) -> list[bytes]:
     return path.read_bytes().splitlines(keepends=True)
 
 
-def test_an_unparsable_line_before_a_turn_end_is_corruption(tmp_path: Path) -> None:
-    path, _ = stored_log(tmp_path)
+def test_an_unparsable_line_before_well_formed_ones_is_corruption(tmp_path: Path) -> None:
+    path, events = stored_log(tmp_path)
     lines = lines_of(path)
     lines[3] = b'{"type": "step/start", "seq": 2, oops\n'
     path.write_bytes(b"".join(lines))
@@ -475,45 +490,66 @@ def test_an_unparsable_line_before_a_turn_end_is_corruption(tmp_path: Path) -> N
             assert str(refused.value).startswith(
                 f'corrupt session log "{path}" line 4: unparsable line ('
             )
-            assert str(refused.value).endswith(
-                ", but a later turn/end at line 12 shows it was committed"
-            )
+            following = len(events) - 3
+            assert str(refused.value).endswith(f"(seq 2; {following} well-formed record(s) follow)")
             assert (refused.value.path, refused.value.line) == (str(path), 4)
+            assert (refused.value.seq, refused.value.following) == (2, following)
     assert path.read_bytes() == damaged
 
 
-def test_a_seq_gap_before_a_turn_end_is_corruption(tmp_path: Path) -> None:
-    path, _ = stored_log(tmp_path)
+def test_a_seq_gap_before_well_formed_lines_is_corruption(tmp_path: Path) -> None:
+    path, events = stored_log(tmp_path)
     lines = lines_of(path)
     del lines[5]
     path.write_bytes(b"".join(lines))
     with jsonl_store(tmp_path) as store, pytest.raises(CorruptLog) as refused:
         store.open("s1")
     assert str(refused.value) == (
-        f'corrupt session log "{path}" line 6: seq gap (expected 4, got 5), but a later turn/end '
-        "at line 11 shows it was committed"
+        f'corrupt session log "{path}" line 6: seq gap (expected 4, got 5) (seq 4; '
+        f"{len(events) - 6} well-formed record(s) follow)"
     )
 
 
-def test_damage_after_the_last_turn_end_is_a_torn_tail(tmp_path: Path) -> None:
-    path, events = stored_log(tmp_path)
+def test_a_bad_record_inside_an_open_turn_is_corruption_not_a_torn_tail(tmp_path: Path) -> None:
+    """Issue 10, repro 2: ``turn/start`` and 10 durable user messages, line 4 overwritten with
+    garbage: ``open`` used to cut the 8 acknowledged records after it, with only a warning."""
+    with jsonl_store(tmp_path) as store, store.create("s") as session:
+        session.append("turn/start", {"turn": 1})
+        for n in range(10):
+            session.append("user/message", m.user(f"message {n}"), surface_op="append")
+    path = transcript(tmp_path, "s")
     lines = lines_of(path)
-    last_end = max(i for i, e in enumerate(events) if e.type == "turn/end")
-    bad = last_end + 3  # a line of the interrupted turn; well-formed lines follow it
-    lines[bad] = b"\x00garbage\n"
+    lines[3] = b"garbage\n"
     path.write_bytes(b"".join(lines))
-    committed = b"".join(lines[:bad])
+    damaged = path.read_bytes()
     with jsonl_store(tmp_path) as store:
-        view = store.inspect("s1")
-        assert path.read_bytes() == b"".join(lines)
-        with store.open("s1") as resumed:
-            assert wire(resumed.events) == wire(view.events)
-    kept = wire(events[: bad - 1])
-    closers = wire(open_turn_closers(kept, "interrupted"))
-    assert wire(view.events) == [*kept, *closers, end_seed(len(kept) + len(closers))]
-    repaired = path.read_bytes()
-    assert repaired.startswith(committed)
-    assert repaired[len(committed) :].count(b"\n") == len(closers) + 1
+        for operation in (store.open, store.inspect):
+            with pytest.raises(CorruptLog) as refused:
+                operation("s")
+            assert str(refused.value) == (
+                f'corrupt session log "{path}" line 4: unparsable line (invalid JSON text: '
+                "unexpected character, expected a JSON value: line 1 column 1 (char 0)) (seq 2; 8 "
+                "well-formed record(s) follow)"
+            )
+    assert path.read_bytes() == damaged
+
+
+def test_only_an_incomplete_final_line_is_a_torn_tail(tmp_path: Path) -> None:
+    path, events = stored_log(tmp_path)
+    data = path.read_bytes()
+    for tail in (b'{"type":"step/end","seq":', b"\x00garbage\n", b"{x\n\x00\x00\n"):
+        path.write_bytes(data + tail)
+        with jsonl_store(tmp_path) as store:
+            view = store.inspect("s1")
+            assert path.read_bytes() == data + tail
+            with store.open("s1") as resumed:
+                assert wire(resumed.events) == wire(view.events)
+        closers = wire(open_turn_closers(events, "interrupted"))
+        assert wire(view.events) == [*wire(events), *closers, end_seed(len(events) + len(closers))]
+        repaired = path.read_bytes()
+        assert repaired.startswith(data)
+        assert repaired[len(data) :].count(b"\n") == len(closers) + 1
+        path.write_bytes(data)
 
 
 def test_header_damage_is_reported(tmp_path: Path) -> None:
@@ -747,18 +783,19 @@ def test_a_damaged_byte_mid_file_is_never_read_as_different_events(
 ) -> None:
     """Raw JSONL has no checksum, so the damage here is a byte no JSON text holds (``0xFF``).
 
-    A line damaged before a later ``turn/end`` is reported with its line number; after the last
-    ``turn/end`` it starts the torn tail. (A change that leaves valid JSON, say ``a`` → ``b``
-    inside a string, cannot be told from content without a checksum: the compressed encoding
-    is the one that detects every flip, below.)
+    A damaged line with any well-formed line after it is reported with its line number and
+    seq; only damage to the last line makes it a torn tail. (A change that leaves valid JSON,
+    say ``a`` → ``b`` inside a string, cannot be told from content without a checksum: the
+    compressed encoding is the one that detects every flip, below.)
     """
     data, events = sweep_logs[False]
     line_ends = [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
     root = root_of(tmp_path)
     path = root / "--work-project--" / "s1" / "session.v4.jsonl"
     path.parent.mkdir(parents=True)
-    last_end = max(i for i, e in enumerate(events) if e["type"] == "turn/end")
-    offsets = random.Random(3).sample(range(line_ends[0], len(data)), 150)
+    rng = random.Random(3)
+    offsets = rng.sample(range(line_ends[0], len(data)), 150)
+    offsets += rng.sample(range(line_ends[-2], len(data)), 10)  # the last line too
     outcomes = {"corrupt": 0, "torn": 0}
     with jsonl_store(tmp_path) as store:
         for offset in offsets:
@@ -768,14 +805,14 @@ def test_a_damaged_byte_mid_file_is_never_read_as_different_events(
             index = bisect.bisect_right(line_ends, offset) - 1  # the damaged event line
             merged = data[offset] == ord("\n")  # the damage joined it with the next line
             later = events[index + 1 + merged :]
-            if any(e["type"] == "turn/end" for e in later):
+            if later:
                 with pytest.raises(CorruptLog) as refused:
                     store.inspect("s1")
                 assert (refused.value.path, refused.value.line) == (str(path), index + 2)
+                assert (refused.value.seq, refused.value.following) == (index, len(later))
                 assert f'"{path}" line {index + 2}' in str(refused.value)
                 outcomes["corrupt"] += 1
             else:
-                assert index >= last_end, offset
                 view = store.inspect("s1")
                 prefix = events[:index]
                 closers = wire(open_turn_closers(prefix, "interrupted"))
@@ -892,12 +929,13 @@ def test_a_partial_magic_number_is_cut_away(tmp_path: Path) -> None:
 
 
 def test_a_frame_ending_mid_line_is_corruption(tmp_path: Path) -> None:
-    path, _, data = compressed_log(tmp_path)
+    path, events, data = compressed_log(tmp_path)
     path.write_bytes(data + encode_frame(b'{"type":"step/end","seq":'))
     with jsonl_store(tmp_path, compressed=True) as store, pytest.raises(CorruptLog) as refused:
         store.open("s1")
     assert str(refused.value) == (
-        f'corrupt Zstandard session log "{path}": complete frame contains a torn JSONL record'
+        f'corrupt Zstandard session log "{path}" line {len(events) + 2}: complete frame contains '
+        f"a torn JSONL record (seq {len(events)}; 0 well-formed record(s) follow)"
     )
 
 
@@ -910,8 +948,17 @@ def test_a_bit_flip_inside_a_complete_frame_fails_its_checksum(tmp_path: Path) -
     path.write_bytes(bytes(damaged))
     with jsonl_store(tmp_path, compressed=True) as store, pytest.raises(CorruptLog) as refused:
         store.open("s1")
+    before = sum(text.count(b"\n") for text in decode_frames(data, scan_frames(data[:start])))
+    after = sum(text.count(b"\n") for text in decode_frames(data, scan_frames(data)))
+    after -= before + _lines_in(data, start, end)
     assert str(refused.value) == (
-        f'corrupt Zstandard session log "{path}": frame at byte {start} failed validation'
+        f'corrupt Zstandard session log "{path}" line {before + 1}: frame at byte {start} failed '
+        f"validation (seq {before - 1}; {after} well-formed record(s) follow)"
     )
     assert refused.value.offset == start
     assert path.read_bytes() == bytes(damaged)
+
+
+def _lines_in(data: bytes, start: int, end: int) -> int:
+    """The lines of the one frame ``data[start:end]``."""
+    return b"".join(decode_frames(data[start:end], scan_frames(data[start:end]))).count(b"\n")

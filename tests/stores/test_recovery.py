@@ -63,23 +63,43 @@ def test_a_bad_last_record_is_a_torn_tail(caplog: pytest.LogCaptureFixture) -> N
     ]
 
 
-def test_everything_after_the_first_bad_record_is_torn_without_a_later_turn_end() -> None:
-    records = [good(0, "turn/start"), bad(3, 100), good(2), good(3, "step/end")]
+def test_unparsable_records_with_nothing_well_formed_after_them_are_torn() -> None:
+    records = [
+        good(0, "turn/start"),
+        bad(3, 100),
+        bad(4, 150),
+        bad(5, 170, "incomplete final line (torn write)"),
+    ]
     events, torn = committed_prefix(records, location=LOG, session_id="s1")
     assert events == [records[0].event]
-    assert torn is not None
-    assert torn.position == 100
+    assert torn == TornTail(position=100, reason="line 3: unparsable line (boom)")
 
 
-def test_a_bad_record_before_a_turn_end_is_corruption() -> None:
-    records = [good(0, "turn/start"), bad(3, 100), good(2), good(3, "turn/end")]
+def test_a_bad_record_followed_by_any_well_formed_record_is_corruption() -> None:
+    records = [good(0, "turn/start"), bad(3, 100), good(2), bad(5, 300), good(3, "step/end")]
     with pytest.raises(CorruptLog) as refused:
         committed_prefix(records, location=LOG, session_id="s1")
     assert str(refused.value) == (
-        f'corrupt session log "{LOG}" line 3: unparsable line (boom), but a later turn/end at '
-        "line 5 shows it was committed"
+        f'corrupt session log "{LOG}" line 3: unparsable line (boom) (seq 1; 2 well-formed '
+        "record(s) follow)"
     )
     assert (refused.value.path, refused.value.line, refused.value.session_id) == (LOG, 3, "s1")
+    assert (refused.value.seq, refused.value.following) == (1, 2)
+
+
+def test_a_record_that_parsed_is_never_torn() -> None:
+    """Well-formed JSON is a whole record: a writer finished it, so it is committed data."""
+    for problem in ("line is not a JSON object", "a value outside the lossless JSON domain (x)"):
+        records = [good(0, "turn/start"), bad(3, 100, problem)]
+        with pytest.raises(CorruptLog, match=r"line 3: .* \(seq 1; 0 well-formed record\(s\)"):
+            committed_prefix(records, location=LOG, session_id="s1")
+
+
+def test_the_seq_of_a_suffix_counts_from_first_seq() -> None:
+    records = [good(7), bad(10, 100), good(9)]
+    with pytest.raises(CorruptLog) as refused:
+        committed_prefix(records, location=LOG, session_id="s1", first_seq=7)
+    assert (refused.value.seq, refused.value.following) == (8, 1)
 
 
 @pytest.mark.parametrize(
@@ -100,12 +120,12 @@ def test_a_bad_record_before_a_turn_end_is_corruption() -> None:
     ],
     ids=["seq-gap", "no-seq", "string-seq"],
 )
-def test_a_parsed_record_that_is_not_the_next_event_is_bad(record: Record, problem: str) -> None:
-    records = [good(0, "turn/start"), record, good(2, "turn/end")]
-    with pytest.raises(CorruptLog, match=re.escape(f"line 3: {problem}, but a later turn/end")):
-        committed_prefix(records, location=LOG, session_id="s1")
-    _, torn = committed_prefix(records[:2], location=LOG, session_id="s1")
-    assert torn == TornTail(position=100, reason=f"line 3: {problem}")
+def test_a_parsed_record_that_is_not_the_next_event_is_corruption(
+    record: Record, problem: str
+) -> None:
+    for records in ([good(0, "turn/start"), record, good(2, "turn/end")], [good(0), record]):
+        with pytest.raises(CorruptLog, match=re.escape(f"line 3: {problem} (seq 1; ")):
+            committed_prefix(records, location=LOG, session_id="s1")
 
 
 @pytest.mark.parametrize(
@@ -133,9 +153,13 @@ def test_sql_records_are_located_by_seq() -> None:
     with pytest.raises(CorruptLog) as refused:
         committed_prefix(records, location=None, session_id="s1", unit="seq")
     assert str(refused.value) == (
-        "corrupt session log seq 1: unparsable line (boom), but a later turn/end at seq 4 shows "
-        "it was committed"
+        "corrupt session log seq 1: unparsable line (boom) (seq 1; 1 well-formed record(s) follow)"
     )
+
+
+def test_a_record_without_a_type_is_left_to_the_envelope_check() -> None:
+    """The vocabulary gate must not crash on a record whose "type" is damaged (a fuzz find)."""
+    check_known_types([{"seq": 0, "time": 0, "data": {}}, {**event(1), "type": 5}], "s1", LOG)
 
 
 # --- the version gate -----------------------------------------------------------------------

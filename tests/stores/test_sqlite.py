@@ -8,6 +8,7 @@ fenced by the stored-tail check; and no ``sqlite3`` exception ever leaks (STYLE.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import stat
 from pathlib import Path
@@ -17,9 +18,15 @@ import pytest
 import zstandard
 
 from agentlog import messages as m
-from agentlog.errors import ConcurrentWriteError, CorruptLog, SessionAlreadyExists, StoreError
+from agentlog.errors import (
+    ConcurrentWriteError,
+    CorruptLog,
+    SessionAlreadyExists,
+    SessionLocked,
+    StoreError,
+)
 from agentlog.stores import Backend, Store, open_backend, open_store
-from agentlog.stores.sqlite import _SCHEMA, APPLICATION_ID, SCHEMA_VERSION, SqliteBackend
+from agentlog.stores.sqlite import _SCHEMA, APPLICATION_ID, SCHEMA_VERSION, SqliteBackend, _NoLease
 from agentlog.values import dumps
 from tests.stores.contract import (
     StoreContract,
@@ -65,6 +72,17 @@ class TestSqlite(StoreContract):
 
     def raw_location(self, tmp_path: Path, session_id: str) -> str | None:
         return str(db_path(tmp_path))
+
+    def damage(self, tmp_path: Path, session_id: str, seq: int) -> bool:
+        db = raw(db_path(tmp_path))
+        try:
+            db.execute(
+                "UPDATE agentlog_events SET data = '{not json' WHERE session_id = ? AND seq = ?",
+                (session_id, seq),
+            )
+        finally:
+            db.close()
+        return True
 
 
 def open_db(tmp_path: Path, **options: Any) -> Store:
@@ -185,7 +203,9 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"not a database, just text " * 200)
     with pytest.raises(StoreError) as refused:
         open_db(tmp_path)
-    assert str(refused.value) == f'SQLite store "{path}": DatabaseError: file is not a database'
+    assert str(refused.value) == (
+        f'SQLite store "{path}": not a database file (file is not a database)'
+    )
     assert isinstance(refused.value.__cause__, sqlite3.DatabaseError)
     assert path.read_bytes() == b"not a database, just text " * 200
 
@@ -277,28 +297,35 @@ def test_damaged_rows_are_reported_and_left_alone(tmp_path: Path, sql: str, what
 # --- two writers (spec/persistence.md §8 row 33) --------------------------------------------
 
 
-def test_a_stale_writer_is_fenced_off(tmp_path: Path) -> None:
+def test_a_second_writer_is_locked_out_and_a_stale_append_is_fenced_off(tmp_path: Path) -> None:
+    """The lock keeps a second writer out; should one get past it anyway (a store that lost
+    its lock file), the stored-tail check still refuses its stale append."""
     with open_db(tmp_path) as first_store, open_db(tmp_path) as second_store:
         with first_store.create("s1") as session:
             one_turn(session)
-        first = first_store.open("s1")  # SQLite takes no lock: both may open
-        second = second_store.open("s1")
-        assert first.seq == second.seq
+        first = first_store.open("s1")
+        with pytest.raises(SessionLocked) as refused:
+            second_store.open("s1")
+        lock = db_path(tmp_path).with_name("sessions.db.locks")
+        assert str(refused.value).startswith(
+            f'session "s1" is open for writing by another writer (lock "{lock}/'
+        )
         seq = first.seq
         first.append("turn/start", {"turn": 2})
-        with pytest.raises(ConcurrentWriteError) as refused:
-            second.append("turn/start", {"turn": 2})
-        assert str(refused.value) == (
+        backend = open_backend(f"sqlite:///{db_path(tmp_path)}")
+        try:
+            assert isinstance(backend, SqliteBackend)
+            event = {"type": "turn/start", "seq": seq, "time": 0, "data": {"turn": 2}}
+            with pytest.raises(ConcurrentWriteError) as fenced:
+                backend.append(_NoLease(), dict(first.header), [event], next_seq=seq)
+        finally:
+            backend.close()
+        assert str(fenced.value) == (
             f'session "s1" append starts at seq {seq}, stored next seq is {seq + 1}'
         )
-        assert (refused.value.expected_seq, refused.value.stored_seq) == (seq, seq + 1)
-        assert second.seq == seq  # the loser's session did not take the event
+        assert (fenced.value.expected_seq, fenced.value.stored_seq) == (seq, seq + 1)
         first.append("turn/end", {"turn": 2, "reason": {"kind": "completed"}})
         first.close()
-        second.close()
-        events = first_store.inspect("s1").events
-        assert wire(events)[: first.seq] == wire(first.events)
-        assert len(events) == first.seq + 1  # + the end-seed marker an inspect adds
         rows = dump(db_path(tmp_path))["agentlog_events"]
         assert [row[1] for row in rows] == list(range(first.seq))
 
@@ -308,9 +335,11 @@ def test_materializing_the_same_id_twice_is_refused(tmp_path: Path) -> None:
         first = first_store.create("s1")
         second = second_store.create("s1")  # neither is stored yet
         first.append("turn/start", {"turn": 1})
-        with pytest.raises(SessionAlreadyExists, match='session "s1" already exists'):
+        with pytest.raises(SessionLocked):
             second.append("turn/start", {"turn": 1})
         first.close()
+        with pytest.raises(SessionAlreadyExists, match='session "s1" already exists'):
+            second.append("turn/start", {"turn": 1})
         second.close()
         assert len(dump(db_path(tmp_path))["agentlog_events"]) == 1
 
@@ -321,7 +350,7 @@ def test_materializing_the_same_id_twice_is_refused(tmp_path: Path) -> None:
 def test_driver_errors_surface_as_store_errors(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(StoreError, match=r"FileExistsError|NotADirectoryError") as refused:
+    with pytest.raises(StoreError, match=r"already exists|not a directory") as refused:
         open_store(f"sqlite:///{blocker / 'sessions.db'}")
     assert isinstance(refused.value.__cause__, OSError)
     directory = tmp_path / "directory.db"
@@ -367,3 +396,61 @@ def test_an_in_memory_database_is_a_private_store() -> None:
         assert [info.id for info in store.list()] == ["s1"]
     with open_store("sqlite:///:memory:") as other:
         assert other.list() == []
+
+
+def test_a_full_database_reports_the_cause_not_a_failed_rollback(tmp_path: Path) -> None:
+    """Issue 10, repro 5: SQLITE_FULL (here from ``max_page_count``, SQLite's own limit) used to
+    surface as "cannot rollback - no transaction is active", the real error only in
+    ``__context__``. The append fails with the cause, and the session goes on once it is fixed."""
+    with open_db(tmp_path) as store:
+        session = store.create("s1")
+        session.append("turn/start", {"turn": 1})
+        backend = store._backend  # the connection the store writes with
+        assert isinstance(backend, SqliteBackend)
+        pages = backend._db.execute("PRAGMA page_count").fetchone()[0]
+        backend._db.execute(f"PRAGMA max_page_count = {pages}")
+        before = dump(db_path(tmp_path))
+        big = m.user(os.urandom(100_000).hex())  # incompressible
+        with pytest.raises(StoreError) as failed:
+            session.append("user/message", big, surface_op="append")
+        assert str(failed.value) == (
+            f'SQLite store "{db_path(tmp_path)}" (session "s1"): disk full (database or disk is '
+            "full)"
+        )
+        assert isinstance(failed.value.__cause__, sqlite3.OperationalError)
+        assert (failed.value.session_id, failed.value.path) == ("s1", str(db_path(tmp_path)))
+        assert session.seq == 1
+        assert dump(db_path(tmp_path)) == before
+        backend._db.execute("PRAGMA max_page_count = 1073741823")  # the cause is fixed
+        session.append("user/message", big, surface_op="append")
+        session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+        session.close()
+        assert [event.seq for event in store.inspect("s1").events] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "driver_error",
+    [
+        sqlite3.Error,
+        sqlite3.DatabaseError,
+        sqlite3.OperationalError,
+        sqlite3.IntegrityError,
+        sqlite3.DataError,
+        sqlite3.InternalError,
+        sqlite3.NotSupportedError,
+        sqlite3.ProgrammingError,
+        sqlite3.InterfaceError,
+    ],
+)
+def test_every_driver_error_class_is_mapped_once_at_the_boundary(
+    tmp_path: Path, driver_error: type[Exception]
+) -> None:
+    """STYLE.md §16: no ``sqlite3`` exception leaves the backend."""
+    with open_db(tmp_path) as store:
+        backend = store._backend
+        assert isinstance(backend, SqliteBackend)
+        with pytest.raises(StoreError) as mapped, backend._errors("s1"):
+            raise driver_error("boom")
+        assert str(mapped.value).startswith(f'SQLite store "{db_path(tmp_path)}" (session "s1"): ')
+        assert "boom" in str(mapped.value)
+        assert mapped.value.__cause__ is not None

@@ -17,7 +17,7 @@ import pytest
 
 from agentlog import Event, Session
 from agentlog.errors import SessionNotFound, StoreError
-from agentlog.stores import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.stores import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.stores.writer import Batcher, Writer
 from agentlog.values import JsonValue
 from tests.stores.contract import clock
@@ -71,6 +71,9 @@ class RecordingBackend(Backend):
         self.written.set()
 
     def delete(self, lease: Lease, session_id: str) -> None:
+        raise SessionNotFound(f'session "{session_id}" not found')
+
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
         raise SessionNotFound(f'session "{session_id}" not found')
 
     def list(self) -> list[SessionInfo]:

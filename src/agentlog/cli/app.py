@@ -24,6 +24,7 @@ from agentlog.cli import (
     demo,
     edit,
     migrate,
+    repair,
     search,
     tail,
     transfer,
@@ -81,6 +82,7 @@ app.command("compact")(edit.compact_command)
 app.command()(edit.prune)
 app.command()(edit.rm)
 app.command()(migrate.migrate)
+app.command()(repair.repair)
 app.command()(transfer.export)
 app.command("import")(transfer.import_sessions)
 app.command()(demo.demo)

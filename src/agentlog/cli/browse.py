@@ -27,7 +27,14 @@ from agentlog.cli.common import (
     session_store,
     stdout,
 )
-from agentlog.cli.render import Column, event_summary, grid, render_events, render_messages
+from agentlog.cli.render import (
+    Column,
+    event_summary,
+    grid,
+    render_events,
+    render_messages,
+    shown_id,
+)
 from agentlog.cli.render import render_session as render_session_text
 from agentlog.providers import to_anthropic, to_chat_completions
 from agentlog.stores import Inspection, SessionInfo
@@ -73,11 +80,11 @@ def list_sessions(
         return
     rows = [
         [
-            Text(info.id, style="bold"),
+            Text(shown_id(info.id), style="bold"),
             Text(_day(_updated(info)[0])),
             Text(f"v{info.version}"),
             Text(info.cwd or "-"),
-            Text(f"fork of {info.parent_session}" if info.parent_session else ""),
+            Text(f"fork of {shown_id(info.parent_session)}" if info.parent_session else ""),
         ]
         for info in infos
     ]

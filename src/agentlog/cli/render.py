@@ -28,10 +28,25 @@ __all__ = [
     "render_messages",
     "render_session",
     "render_surface",
+    "shown_id",
 ]
 
 _GAP = "  "
 _MIN_FLEXIBLE = 16
+
+
+def shown_id(session_id: str) -> str:
+    """A session id for terminal output: as it is when that is safe, else ``!r``-escaped.
+
+    An id with a control character, a space or a quote, or one that looks empty, is shown
+    quoted and escaped, so no id can break a line or a column, or pass for another one.
+    """
+    plain = (
+        session_id.isprintable()
+        and not any(character.isspace() or character in "'\"\\" for character in session_id)
+        and session_id != ""
+    )
+    return session_id if plain else repr(session_id)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -278,7 +293,7 @@ def render_session(
     header = session.header
     virtual = len(inspection.virtual_seqs)
     out = Text()
-    out.append(f"Session {session.id}", style="bold")
+    out.append(f"Session {shown_id(session.id)}", style="bold")
     out.append(f"\nformat v{inspection.stored_version} · created {_time(header.get('createdAt'))}")
     if header.get("parentSession"):
         out.append(f" · fork of {header['parentSession']}")

@@ -84,7 +84,7 @@ def _check_message_event(event_type: str, data: Any, shape: bool) -> None:
         has_additions = False
         for block in blocks:
             block_type = block.get("type") if isinstance(block, dict) else None
-            if block_type not in _TOOL_CHANGE_BLOCKS:
+            if not isinstance(block_type, str) or block_type not in _TOOL_CHANGE_BLOCKS:
                 continue
             if not _nonempty_str(block.get("toolName")):
                 raise RuleViolation(f"{block_type} requires a nonempty toolName")
@@ -97,7 +97,7 @@ def _check_message_event(event_type: str, data: Any, shape: bool) -> None:
             raise RuleViolation("requires headerSeq exactly when tool additions are present")
     else:
         for block in blocks:
-            if isinstance(block, dict) and block.get("type") in _TOOL_CHANGE_BLOCKS:
+            if isinstance(block, dict) and _is_tool_change(block.get("type")):
                 raise RuleViolation("tool-change blocks require developer role")
     if (
         event_type == "tool/result"
@@ -228,3 +228,8 @@ def check_event(event_type: str, data: Any) -> None:
     check = _CHECKS.get(event_type)
     if check is not None:
         check(data, True)
+
+
+def _is_tool_change(block_type: object) -> bool:
+    """Whether a block's ``type`` (any stored value, even an unhashable one) is a tool change."""
+    return isinstance(block_type, str) and block_type in _TOOL_CHANGE_BLOCKS

@@ -1,7 +1,8 @@
 """Stores: sessions that persist — JSONL (dsh-compatible, optionally zstd), SQLite, memory.
 
-``open_store(url)`` opens one; ``Store.create`` / ``open`` / ``inspect`` / ``list`` / ``fork``
-work the same on every backend (spec/persistence.md §2). ``load_file`` reads one transcript.
+``open_store(url)`` opens one; ``Store.create`` / ``open`` / ``inspect`` / ``list`` / ``fork`` /
+``repair`` work the same on every backend (spec/persistence.md §2). ``load_file`` reads one
+transcript.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from agentlog.errors import AgentlogError, StoreError
-from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.stores.files import load_file
 from agentlog.stores.jsonl import JsonlBackend
 from agentlog.stores.memory import MemoryBackend
@@ -25,6 +26,7 @@ __all__ = [
     "Inspection",
     "Lease",
     "MigrationPlan",
+    "RepairResult",
     "SessionInfo",
     "Store",
     "StoredLog",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import resource
 from pathlib import Path
 from typing import Final
 
@@ -59,12 +60,16 @@ def sqlite_cause(exc: Exception, database: Path | None = None) -> str:
     """``<cause> (<error>)`` for an ``sqlite3`` error (by its primary result code).
 
     SQLite reports a full disk while writing its journal as an I/O error; when the database's
-    file system has no free blocks left, that is said instead.
+    file system has no free blocks left, that is said instead, and "file too large" when a file
+    of the database is at the process's file size limit.
     """
     code = getattr(exc, "sqlite_errorcode", None)
     cause = _SQLITE_CAUSES.get(code & 0xFF) if isinstance(code, int) else None
-    if cause in ("I/O error", "disk full") and database is not None and _no_space(database):
-        cause = "disk full"
+    if cause in ("I/O error", "disk full") and database is not None:
+        if _no_space(database):
+            cause = "disk full"
+        elif _at_size_limit(database):
+            cause = "file too large"
     return f"{cause} ({exc})" if cause else f"{type(exc).__name__}: {exc}"
 
 
@@ -72,4 +77,19 @@ def _no_space(database: Path) -> bool:
     with contextlib.suppress(OSError):
         stats = os.statvfs(database.parent)
         return stats.f_bavail == 0 or stats.f_favail == 0
+    return False
+
+
+def _at_size_limit(database: Path, margin: int = 1 << 20) -> bool:
+    """Whether the database or its journal is near the process's file size limit.
+
+    A write past ``RLIMIT_FSIZE`` fails with EFBIG, which SQLite reports only as an I/O error.
+    """
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft == resource.RLIM_INFINITY:
+        return False
+    for suffix in ("", "-wal", "-journal"):
+        with contextlib.suppress(OSError):
+            if os.stat(f"{database}{suffix}").st_size + margin >= soft:
+                return True
     return False

@@ -15,7 +15,15 @@ from pathlib import Path
 
 from agentlog.errors import StoreError
 
-__all__ = ["fsync_dir", "make_dirs", "roll_back", "root_locked", "same_file", "write_all"]
+__all__ = [
+    "fsync_dir",
+    "make_dirs",
+    "roll_back",
+    "root_locked",
+    "same_file",
+    "write_all",
+    "write_new",
+]
 
 
 def make_dirs(directory: Path) -> None:
@@ -66,6 +74,16 @@ def write_all(fd: int, data: bytes) -> None:
     while view:
         written = os.write(fd, view)
         view = view[written:]
+
+
+def write_new(path: Path, content: bytes) -> None:
+    """Write ``content`` to a new file (0600; never an existing one) and fsync it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        write_all(fd, content)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def roll_back(fd: int, size: int, path: Path, cause: OSError, session_id: str) -> None:

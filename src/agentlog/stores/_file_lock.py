@@ -11,13 +11,20 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 from pathlib import Path
 
 from agentlog.errors import SessionLocked
 from agentlog.stores._durable_files import same_file
 
-__all__ = ["lock_session", "unlock_session"]
+__all__ = ["lock_name", "lock_session", "unlock_session"]
+
+
+def lock_name(session_id: str) -> str:
+    """A file name for the lock of ``session_id``, whatever characters the id holds."""
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{digest[:32]}.lock"
 
 
 def lock_session(lock_path: Path, session_id: str) -> int:

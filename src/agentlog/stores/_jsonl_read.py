@@ -16,17 +16,25 @@ from typing import Any, BinaryIO, Final
 from agentlog.errors import CorruptLog
 from agentlog.formats import ROW_TYPES, MalformedChunkRow, decode_storage_record
 from agentlog.stores._jsonl_codec import decode_event_line, header_problem
-from agentlog.stores._zstd_frames import decode_frames, recover_torn_frame, scan_frames
+from agentlog.stores._zstd_frames import (
+    FrameScan,
+    decode_frames,
+    later_frames,
+    recover_torn_frame,
+    scan_frames,
+)
 from agentlog.stores.base import TornTail
 from agentlog.stores.recovery import (
     Record,
     check_format_version,
     committed_prefix,
+    corruption,
     event_problem,
+    well_formed,
 )
 from agentlog.values import loads
 
-__all__ = ["read_transcript"]
+__all__ = ["read_transcript", "well_formed_lines"]
 
 _logger = logging.getLogger("agentlog.stores")
 
@@ -121,9 +129,21 @@ def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
     """Every line inside a complete, checksummed frame must be good; a torn frame is salvaged.
 
     Frames are decoded one at a time, so at most one frame's text is held besides the events.
+    Damage found anywhere (a frame that fails its structure or checksum, a bad line, a final
+    frame that is incomplete but has valid frames after it) is corruption, located by line.
     """
-    scan = scan_frames(data, path=location)
+    try:
+        scan = scan_frames(data, path=location)
+        damage: CorruptLog | None = None
+    except CorruptLog as exc:
+        # Read the frames before the damage as usual: an earlier one may be the first damage.
+        damage = exc
+        prefix = scan_frames(data[: exc.offset or 0])
+        damaged_at = prefix.torn_start if prefix.torn_start is not None else exc.offset or 0
+        scan = FrameScan(frames=prefix.frames, torn_start=damaged_at)
     if not scan.frames:
+        if damage is not None:
+            raise damage
         raise CorruptLog(
             f'empty or header-less Zstandard session log "{location}"', path=location, line=1
         )
@@ -141,26 +161,50 @@ def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
     events: list[Mapping[str, Any]] = []
     pending = b""  # a line a writer split across frames
     lines_read = 1  # the header
-    for text in frames:
+    for (frame_start, frame_end), text in zip(scan.frames[1:], _checked(frames), strict=False):
+        if isinstance(text, CorruptLog):
+            raise _frame_damage(text, data, frame_start, session_id, lines_read, len(events))
         lines = (pending + text).split(b"\n")
         pending = lines.pop()
         bad = _decode_lines(lines, events, rows=rows)
         if bad is not None:
-            line = lines_read + bad[0] + 1
-            raise CorruptLog(
-                f'corrupt Zstandard session log "{location}" line {line}: {bad[1]}',
-                path=location,
-                line=line,
+            after = lines[bad[0] + 1 :]
+            raise corruption(
+                bad[1],
+                session_id=session_id,
+                location=location,
+                line=lines_read + bad[0] + 1,
+                seq=len(events),
+                following=well_formed_lines(after) + _lines_after(data, frame_end),
+                what="corrupt Zstandard session log",
             )
         lines_read += len(lines)
     if pending:
-        raise CorruptLog(
-            f'corrupt Zstandard session log "{location}": complete frame contains a torn JSONL '
-            "record",
-            path=location,
+        raise corruption(
+            "complete frame contains a torn JSONL record",
+            session_id=session_id,
+            location=location,
+            line=lines_read + 1,
+            seq=len(events),
+            following=_lines_after(data, scan.frames[-1][1]),
+            what="corrupt Zstandard session log",
         )
+    if damage is not None:
+        assert scan.torn_start is not None
+        raise _frame_damage(damage, data, scan.torn_start, session_id, lines_read, len(events))
     if scan.torn_start is None:
         return header, events, None
+    following = _lines_after(data, scan.torn_start + 1)
+    if following:
+        raise corruption(
+            f"frame at byte {scan.torn_start} is incomplete",
+            session_id=session_id,
+            location=location,
+            line=lines_read + 1,
+            seq=len(events),
+            following=following,
+            what="corrupt Zstandard session log",
+        )
     _logger.warning(
         'session log "%s": dropping a torn Zstandard frame at byte %d', location, scan.torn_start
     )
@@ -173,6 +217,47 @@ def _read_compressed(data: bytes, session_id: str, location: str) -> Transcript:
         recovered=tuple(recovered[len(events) :]),
     )
     return header, events, torn
+
+
+def _checked(frames: Iterator[bytes]) -> Iterator[bytes | CorruptLog]:
+    """The frames' plaintexts; a frame that fails validation ends them with its error."""
+    try:
+        yield from frames
+    except CorruptLog as exc:
+        yield exc
+
+
+def _frame_damage(
+    exc: CorruptLog, data: bytes, start: int, session_id: str, lines_read: int, seq: int
+) -> CorruptLog:
+    """``exc`` (a damaged frame at byte ``start``) located by line and seq, with what follows."""
+    prefix = f'corrupt Zstandard session log "{exc.path}": '
+    text = str(exc)
+    return corruption(
+        text[len(prefix) :] if text.startswith(prefix) else text,
+        session_id=session_id,
+        location=exc.path,
+        line=lines_read + 1,
+        seq=seq,
+        following=_lines_after(data, start + 1),
+        what="corrupt Zstandard session log",
+        offset=exc.offset,
+    )
+
+
+def _lines_after(data: bytes, start: int) -> int:
+    """How many well-formed lines the valid frames after byte ``start`` hold."""
+    frames = later_frames(data, start)
+    return sum(well_formed_lines(text.split(b"\n")[:-1]) for _, _, text in frames)
+
+
+def well_formed_lines(lines: Iterable[bytes]) -> int:
+    """How many of ``lines`` are whole JSON records."""
+    count = 0
+    for line in lines:
+        event, problem = decode_event_line(line)
+        count += well_formed(Record(event=event, problem=problem, position=0, line=0))
+    return count
 
 
 def _read_header(line: bytes, session_id: str, location: str) -> dict[str, Any]:

@@ -42,6 +42,7 @@ __all__ = [
     "FrameScan",
     "decode_frames",
     "encode_frame",
+    "later_frames",
     "recover_torn_frame",
     "scan_frames",
 ]
@@ -195,6 +196,33 @@ def recover_torn_frame(fragment: bytes) -> bytes:
         return zstandard.ZstdDecompressor().decompressobj().decompress(fragment)
     except zstandard.ZstdError:
         return b""
+
+
+def later_frames(data: bytes, start: int) -> Iterator[tuple[int, int, bytes]]:
+    """``(start, end, plaintext)`` of each valid frame that lies anywhere after byte ``start``.
+
+    Used only once a log is known to be damaged at ``start``: it tells a torn final frame
+    (nothing valid after it) from a damaged one that committed frames follow. Each occurrence of
+    the magic number is tried; a frame counts only if it is complete and passes its checksum.
+    """
+    decompressor = zstandard.ZstdDecompressor()
+    position = data.find(_MAGIC, start)
+    while position >= 0:
+        try:
+            end = _data_frame_end(data, position, None)
+        except CorruptLog:
+            end = None
+        if end is not None:
+            stream = decompressor.decompressobj()
+            try:
+                plaintext = stream.decompress(data[position:end])
+            except zstandard.ZstdError:
+                plaintext = None
+            if plaintext is not None and stream.eof and not stream.unused_data:
+                yield position, end, plaintext
+                position = data.find(_MAGIC, end)
+                continue
+        position = data.find(_MAGIC, position + 1)
 
 
 def _frame_end(data: bytes, start: int, path: str | None) -> tuple[int | None, bool]:

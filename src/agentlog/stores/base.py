@@ -17,7 +17,7 @@ from typing import Any
 
 from agentlog.values import JsonValue
 
-__all__ = ["Backend", "Lease", "SessionInfo", "StoredLog", "TornTail"]
+__all__ = ["Backend", "Lease", "RepairResult", "SessionInfo", "StoredLog", "TornTail"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +75,23 @@ class SessionInfo:
     updated_at: int | None = None
     """Epoch milliseconds of the last change: the time of the last stored event (SQL, memory)
     or the transcript's modification time (JSONL); ``None`` when unknown."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RepairResult:
+    """What ``Store.repair`` cut from a stored log, and where the removed part was kept."""
+
+    session_id: str
+    """The session repaired."""
+    cut_at: int
+    """The first removed seq: the log now holds seqs ``0 .. cut_at - 1``."""
+    removed: int
+    """Well-formed records removed (events; a packed row of an old format counts once)."""
+    damaged: int
+    """Damaged records removed (lines or rows that could not be read)."""
+    saved_to: str | None = None
+    """The copy of the removed bytes (rows, for SQL stores) beside the log; ``None`` when
+    nothing was removed or the store keeps no files."""
 
 
 class Lease(ABC):
@@ -146,6 +163,18 @@ class Backend(ABC):
         Raises:
             SessionNotFound: when no session has that id.
             StoreError: when the removal failed.
+        """
+
+    @abstractmethod
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
+        """Remove every record from seq ``cut_at`` on, under ``lease``, keeping a copy of them.
+
+        The copy is made durable before anything is removed, and the cut itself is atomic.
+
+        Raises:
+            SessionNotFound: when no session has that id.
+            CorruptLog: when a record before ``cut_at`` is damaged (a cut cannot keep damage).
+            StoreError: when the log holds fewer than ``cut_at`` events, or the write failed.
         """
 
     @abstractmethod

@@ -18,13 +18,13 @@ Readers take no lock.
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from agentlog.errors import (
     CorruptLog,
@@ -33,12 +33,14 @@ from agentlog.errors import (
     StoreError,
 )
 from agentlog.formats import FORMAT_VERSION
+from agentlog.stores._causes import os_cause
 from agentlog.stores._durable_files import (
     fsync_dir,
     make_dirs,
     roll_back,
     root_locked,
     write_all,
+    write_new,
 )
 from agentlog.stores._file_lock import lock_session, unlock_session
 from agentlog.stores._jsonl_codec import (
@@ -46,6 +48,7 @@ from agentlog.stores._jsonl_codec import (
     encode_header_line,
     header_problem,
 )
+from agentlog.stores._jsonl_cut import plan_cut
 from agentlog.stores._jsonl_find import (
     check_layout,
     find_transcript,
@@ -59,37 +62,19 @@ from agentlog.stores._jsonl_read import read_transcript
 from agentlog.stores._zstd_frames import (
     encode_frame,
 )
-from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.stores.base import (
+    Backend,
+    Lease,
+    RepairResult,
+    SessionInfo,
+    StoredLog,
+    TornTail,
+)
 from agentlog.values import JsonValue, loads
 
 __all__ = ["JsonlBackend"]
 
 _logger = logging.getLogger("agentlog.stores")
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _os_errors(
-    method: Callable[Concatenate[JsonlBackend, _P], _R],
-) -> Callable[Concatenate[JsonlBackend, _P], _R]:
-    """Translate an ``OSError`` escaping a backend operation into a ``StoreError``.
-
-    STYLE.md §16: file-system errors are this backend's driver errors. Failures the methods
-    already explain (a rolled-back append, a lock held elsewhere) are raised as agentlog errors
-    inside; this catches the rest (directories that cannot be made, a materialization whose
-    write or fsync fails, an unreadable transcript) once, at the boundary.
-    """
-
-    @functools.wraps(method)
-    def translated(self: JsonlBackend, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            return method(self, *args, **kwargs)
-        except OSError as exc:
-            path = None if exc.filename is None else str(exc.filename)
-            raise StoreError(f'JSONL store "{self.root}": {exc}', path=path) from exc
-
-    return translated
 
 
 class _FileLease(Lease):
@@ -133,17 +118,40 @@ class JsonlBackend(Backend):
 
     # --- the writer lease -----------------------------------------------------------------
 
-    @_os_errors
     def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
         """Lock ``session.lock`` of the session (creating its directory for a new session)."""
-        found = self._find(session_id)
-        directory = found.parent if found is not None else session_dir(self.root, session_id, cwd)
-        make_dirs(directory)
-        return _FileLease(session_id, directory, lock_session(directory / LOCK_NAME, session_id))
+        with self._errors(session_id):
+            found = self._find(session_id)
+            directory = (
+                found.parent if found is not None else session_dir(self.root, session_id, cwd)
+            )
+            make_dirs(directory)
+            lock = lock_session(directory / LOCK_NAME, session_id)
+        return _FileLease(session_id, directory, lock)
+
+    @contextlib.contextmanager
+    def _errors(self, session_id: str | None = None) -> Iterator[None]:
+        """Translate an ``OSError`` escaping a backend operation into a ``StoreError``, once.
+
+        STYLE.md §16: file-system errors are this backend's driver errors. Failures the methods
+        already explain (a rolled-back append, a lock held elsewhere) are raised as agentlog
+        errors inside; this catches the rest (directories that cannot be made, a
+        materialization whose write or fsync fails, an unreadable transcript) and names the
+        real cause first (disk full, read-only file system, permission ...).
+        """
+        try:
+            yield
+        except OSError as exc:
+            path = None if exc.filename is None else str(exc.filename)
+            subject = f' (session "{session_id}")' if session_id is not None else ""
+            raise StoreError(
+                f'JSONL store "{self.root}"{subject}: {os_cause(exc)}',
+                session_id=session_id,
+                path=path,
+            ) from exc
 
     # --- writing --------------------------------------------------------------------------
 
-    @_os_errors
     def append(
         self,
         lease: Lease,
@@ -155,6 +163,18 @@ class JsonlBackend(Backend):
     ) -> None:
         """Durably append ``events``; at ``next_seq == 0``, publish header and batch at once."""
         assert isinstance(lease, _FileLease)
+        with self._errors(lease.session_id):
+            self._append(lease, header, events, next_seq=next_seq, truncate=truncate)
+
+    def _append(
+        self,
+        lease: _FileLease,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        *,
+        next_seq: int,
+        truncate: TornTail | None,
+    ) -> None:
         path = lease.directory / self._name
         if next_seq == 0:
             self._materialize(lease, path, header, events)
@@ -174,7 +194,8 @@ class JsonlBackend(Backend):
         except OSError as exc:
             roll_back(fd, size, path, exc, lease.session_id)
             raise StoreError(
-                f'append to "{path}" failed and was rolled back: {exc}',
+                f'session "{lease.session_id}": append to "{path}" failed and was rolled back: '
+                f"{os_cause(exc)}",
                 session_id=lease.session_id,
                 path=str(path),
             ) from exc
@@ -207,13 +228,8 @@ class JsonlBackend(Backend):
         else:
             content = header_line + self._encode_batch(events)
         temporary = path.with_name(f"{path.name}.{secrets.token_hex(6)}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            try:
-                write_all(fd, content)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            write_new(temporary, content)
             # One id, one log: a writer creating the same id with another cwd holds another
             # project directory's session.lock, so publishing is serialized on the store root
             # and refused when the id was published anywhere meanwhile.
@@ -244,7 +260,6 @@ class JsonlBackend(Backend):
 
     # --- removing -------------------------------------------------------------------------
 
-    @_os_errors
     def delete(self, lease: Lease, session_id: str) -> None:
         """Remove the session's directory: every transcript generation, then the lock.
 
@@ -254,33 +269,92 @@ class JsonlBackend(Backend):
         """
         assert isinstance(lease, _FileLease)
         directory = lease.directory
-        if self._find(session_id) is None:
-            raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-        others = [path for path in directory.iterdir() if path.name != LOCK_NAME]
-        for path in sorted(others, key=lambda path: generation(path) or -1):
-            path.unlink()
-        fsync_dir(directory)
-        lease.release(remove_lock=True)
-        for empty in (directory, directory.parent):
-            try:
-                empty.rmdir()
-            except OSError:  # not empty (another session, or a writer's new lock): keep it
-                break
-            fsync_dir(empty.parent)
+        with self._errors(session_id):
+            if self._find(session_id) is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            others = [path for path in directory.iterdir() if path.name != LOCK_NAME]
+            for path in sorted(others, key=lambda path: generation(path) or -1):
+                path.unlink()
+            fsync_dir(directory)
+            lease.release(remove_lock=True)
+            for empty in (directory, directory.parent):
+                try:
+                    empty.rmdir()
+                except OSError:  # not empty (another session, or a writer's new lock): keep it
+                    break
+                fsync_dir(empty.parent)
+
+    # --- repair ---------------------------------------------------------------------------
+
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
+        """Cut the transcript after its first ``cut_at`` events; the removed bytes are kept.
+
+        The removed bytes are first written (and synced) to a file beside the transcript,
+        ``<transcript>.cut-at-seq-<N>.<UTC time>.removed``. Then a cut at a record boundary
+        truncates the transcript in place; one inside a compressed frame writes the kept
+        bytes, with that frame's kept lines as a new frame, to a temporary file that replaces
+        the transcript (atomically, by rename).
+        """
+        assert isinstance(lease, _FileLease)
+        with self._errors(session_id):
+            path = self._find(session_id)
+            if path is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            data = path.read_bytes()
+            plan = plan_cut(
+                data,
+                compressed=self.compressed,
+                cut_at=cut_at,
+                session_id=session_id,
+                location=str(path),
+            )
+            result = RepairResult(
+                session_id=session_id,
+                cut_at=cut_at,
+                removed=plan.removed,
+                damaged=plan.damaged,
+            )
+            if plan.keep == len(data) and not plan.tail:
+                return result
+            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+            saved = path.with_name(f"{path.name}.cut-at-seq-{cut_at}.{stamp}.removed")
+            while saved.exists():
+                saved = saved.with_name(f"{saved.name[: -len('.removed')]}-1.removed")
+            write_new(saved, data[plan.keep :])
+            fsync_dir(path.parent)
+            if plan.tail:
+                temporary = path.with_name(f"{path.name}.{secrets.token_hex(6)}.tmp")
+                write_new(temporary, data[: plan.keep] + plan.tail)
+                os.replace(temporary, path)
+                fsync_dir(path.parent)
+            else:
+                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+                try:
+                    os.ftruncate(fd, plan.keep)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            return RepairResult(
+                session_id=session_id,
+                cut_at=cut_at,
+                removed=plan.removed,
+                damaged=plan.damaged,
+                saved_to=str(saved),
+            )
 
     # --- reading --------------------------------------------------------------------------
 
-    @_os_errors
     def read(self, session_id: str) -> StoredLog:
         """Read a transcript: header, committed events and the torn tail a crash left."""
-        path = self._find(session_id)
-        if path is None:
-            raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-        location = str(path)
-        with path.open("rb") as file:
-            header, events, torn = read_transcript(
-                file, session_id, location, compressed=self.compressed
-            )
+        with self._errors(session_id):
+            path = self._find(session_id)
+            if path is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            location = str(path)
+            with path.open("rb") as file:
+                header, events, torn = read_transcript(
+                    file, session_id, location, compressed=self.compressed
+                )
         named = generation(path)
         if named is not None and header["version"] != named:
             raise CorruptLog(
@@ -298,37 +372,41 @@ class JsonlBackend(Backend):
             first_line=2,
         )
 
-    @_os_errors
     def list(self) -> list[SessionInfo]:
         """Every transcript under the root, read from its header line."""
-        infos: list[SessionInfo] = []
-        if not self.root.is_dir():
-            return infos
-        check_layout(self.root, compressed=self.compressed, url=self.url)
-        for directory in self.root.glob("*/*"):
-            path = transcript_in(directory, compressed=self.compressed, url=self.url)
-            if path is None:
-                continue
-            try:
-                header = loads(self._first_line(path))
-            except (CorruptLog, ValueError, OSError) as exc:
-                _logger.warning('skipping unreadable session log "%s": %s', path, exc)
-                continue
-            if header_problem(header) is not None or type(header.get("version")) is not int:
-                _logger.warning('skipping "%s": its first line is not a session header', path)
-                continue
-            infos.append(
-                SessionInfo(
-                    id=header["id"],
-                    created_at=int(header.get("createdAt", 0)),
-                    version=header["version"],
-                    cwd=header.get("cwd"),
-                    parent_session=header.get("parentSession"),
-                    location=str(path),
-                    updated_at=path.stat().st_mtime_ns // 1_000_000,
-                )
+        with self._errors():
+            if not self.root.is_dir():
+                return []
+            check_layout(self.root, compressed=self.compressed, url=self.url)
+            found = (
+                transcript_in(directory, compressed=self.compressed, url=self.url)
+                for directory in self.root.glob("*/*")
             )
-        return infos
+            infos = (self._info(path) for path in found if path is not None)
+            return [info for info in infos if info is not None]
+
+    def _info(self, path: Path) -> SessionInfo | None:
+        """What ``list`` reports of one transcript; ``None`` (and a warning) if unreadable."""
+        try:
+            header = loads(self._first_line(path))
+            modified = path.stat().st_mtime_ns // 1_000_000
+        except (CorruptLog, ValueError, OSError) as exc:
+            _logger.warning('skipping unreadable session log "%s": %s', path, exc)
+            return None
+        if header_problem(header) is not None or type(header.get("version")) is not int:
+            _logger.warning('skipping "%s": its first line is not a session header', path)
+            return None
+        created_at = header.get("createdAt")
+        cwd, parent = header.get("cwd"), header.get("parentSession")
+        return SessionInfo(
+            id=header["id"],
+            created_at=created_at if type(created_at) is int else 0,
+            version=header["version"],
+            cwd=cwd if isinstance(cwd, str) else None,
+            parent_session=parent if isinstance(parent, str) else None,
+            location=str(path),
+            updated_at=modified,
+        )
 
     def revision(self, session_id: str) -> str | None:
         """The transcript's ``dev:ino:size:mtimeNs:ctimeNs`` (spec/persistence.md §3.7)."""

@@ -16,8 +16,16 @@ from agentlog.errors import (
     SessionAlreadyExists,
     SessionLocked,
     SessionNotFound,
+    StoreError,
 )
-from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.stores.base import (
+    Backend,
+    Lease,
+    RepairResult,
+    SessionInfo,
+    StoredLog,
+    TornTail,
+)
 from agentlog.values import JsonValue
 
 __all__ = ["MemoryBackend"]
@@ -103,7 +111,10 @@ class MemoryBackend(Backend):
             stored.extend(events)
 
     def revision(self, session_id: str) -> str | None:
-        """The number of stored events (the log only grows here)."""
+        """The number of stored events.
+
+        A cut followed by as many appends would look unchanged; the memory store is for tests.
+        """
         with self._lock:
             events = self._events.get(session_id)
             return None if events is None else str(len(events))
@@ -115,6 +126,22 @@ class MemoryBackend(Backend):
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
             del self._headers[session_id], self._events[session_id]
         lease.release()
+
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
+        """Drop the events from ``cut_at`` on (a memory store keeps no copy: nothing persists)."""
+        with self._lock:
+            stored = self._events.get(session_id)
+            if stored is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            if cut_at > len(stored):
+                raise StoreError(
+                    f'cannot cut session "{session_id}" at seq {cut_at}: it holds {len(stored)} '
+                    "complete event(s)",
+                    session_id=session_id,
+                )
+            removed = len(stored) - cut_at
+            del stored[cut_at:]
+        return RepairResult(session_id=session_id, cut_at=cut_at, removed=removed, damaged=0)
 
     def list(self) -> list[SessionInfo]:
         """Every materialized session."""

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from agentlog.errors import StoreError
-from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.values import JsonValue
 
 __all__ = ["ReadOnlyBackend"]
@@ -62,6 +62,10 @@ class ReadOnlyBackend(Backend):
 
     def delete(self, lease: Lease, session_id: str) -> None:
         """Refused: nothing is removed through a read-only store."""
+        self._refuse(session_id)
+
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
+        """Refused: nothing is cut through a read-only store."""
         self._refuse(session_id)
 
     def close(self) -> None:

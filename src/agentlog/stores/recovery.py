@@ -3,10 +3,13 @@
 Implements spec/persistence.md §2.6 (crash handling), §2.8 (refusal texts) and spec/core.md
 §8.1 (unknown event types). Pure functions over scanned records; the backends do the I/O.
 
-The torn-tail rule: an append-only writer can only leave damage at the end of the log. So the
-first bad record (unparsable, not an event, or out of sequence) starts the *torn tail* and is
-dropped with everything after it — unless a well-formed ``turn/end`` follows it, which proves
-that committed data was damaged: then the log is corrupt and refused, never silently cut.
+The torn-tail rule (DESIGN.md, Reliability): an append-only writer killed mid-write can leave
+only an *incomplete final record* — a last line without its newline, or a last line that does not
+parse with nothing well-formed after it. That torn tail was never acknowledged and is dropped.
+Anything else that is wrong — a record that does not parse, a well-formed record out of sequence,
+or a value outside the lossless domain — followed by any well-formed record, or itself
+well-formed, is *corruption*: the log is refused with ``CorruptLog`` (file, line, seq, and how
+many well-formed records follow) and nothing is cut; ``Store.repair`` is the explicit way to cut.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from agentlog.values import js_text
 
 __all__ = [
     "FORMAT_VERSION",
+    "INCOMPLETE",
+    "UNPARSABLE",
     "UNREPRESENTABLE",
     "Record",
     "check_format_version",
@@ -30,12 +35,17 @@ __all__ = [
     "committed_prefix",
     "event_problem",
     "inherited_event_count",
+    "well_formed",
 ]
 
 _logger = logging.getLogger("agentlog.stores")
 
 UNREPRESENTABLE: Final = "a value outside the lossless JSON domain"
 """The problem of a well-formed record agentlog cannot hold: committed data, never torn."""
+UNPARSABLE: Final = "unparsable line"
+"""The problem of a line that is not JSON text (how every problem of such a line starts)."""
+INCOMPLETE: Final = "incomplete final line (torn write)"
+"""The problem of a final fragment without its newline."""
 
 
 class Record(NamedTuple):
@@ -59,12 +69,14 @@ def committed_prefix(
     unit: str = "line",
     first_seq: int = 0,
 ) -> tuple[list[Mapping[str, Any]], TornTail | None]:
-    """Split scanned records into the committed events and the torn tail (§2.6).
+    """Split scanned records into the committed events and the torn tail (§2.6, DESIGN.md).
 
     ``records`` may be the suffix of a log whose first ``first_seq`` events were already read.
+    Only a record that is not well-formed, with no well-formed record after it, starts a torn
+    tail; any other bad record is corruption.
 
     Raises:
-        CorruptLog: when a bad record is followed by a well-formed ``turn/end``.
+        CorruptLog: naming the record's line and seq and how many well-formed records follow.
     """
     events: list[Mapping[str, Any]] = []
     for index, record in enumerate(records):
@@ -73,27 +85,17 @@ def committed_prefix(
             assert record.event is not None
             events.append(record.event)
             continue
-        if problem.startswith(UNREPRESENTABLE):
-            # Well-formed JSON is a whole record, so committed: refuse rather than drop it.
-            where = f'"{location}" {unit} {record.line}' if location else f"{unit} {record.line}"
-            raise CorruptLog(
-                f"corrupt session log {where}: {problem}",
+        following = sum(1 for later in records[index + 1 :] if well_formed(later))
+        if following or well_formed(record):
+            raise corruption(
+                problem,
                 session_id=session_id,
-                path=location,
+                location=location,
                 line=record.line,
+                seq=first_seq + index,
+                following=following,
+                unit=unit,
             )
-        for later in records[index + 1 :]:
-            if later.event is not None and later.event.get("type") == "turn/end":
-                where = (
-                    f'"{location}" {unit} {record.line}' if location else f"{unit} {record.line}"
-                )
-                raise CorruptLog(
-                    f"corrupt session log {where}: {problem}, but a later turn/end at "
-                    f"{unit} {later.line} shows it was committed",
-                    session_id=session_id,
-                    path=location,
-                    line=record.line,
-                )
         dropped = len(records) - index
         _logger.warning(
             'session "%s": dropping a torn tail of %d record(s) from %s %d%s (%s)',
@@ -106,6 +108,44 @@ def committed_prefix(
         )
         return events, TornTail(position=record.position, reason=f"{unit} {record.line}: {problem}")
     return events, None
+
+
+def well_formed(record: Record) -> bool:
+    """Whether a scanned record is a whole JSON record (so a writer finished writing it)."""
+    return record.event is not None or not (record.problem or "").startswith(
+        (UNPARSABLE, INCOMPLETE)
+    )
+
+
+def corruption(
+    problem: str,
+    *,
+    session_id: str,
+    location: str | None,
+    line: int | None,
+    seq: int,
+    following: int,
+    unit: str = "line",
+    what: str = "corrupt session log",
+    offset: int | None = None,
+) -> CorruptLog:
+    """The error for damaged committed data, located, with what a cut there would remove.
+
+    The text names the file and line, the seq a repair would cut at, and how many well-formed
+    (so once acknowledged) records follow the damage.
+    """
+    where = f'"{location}"' if location else ""
+    if line is not None:
+        where = f"{where} {unit} {line}".strip()
+    return CorruptLog(
+        f"{what} {where}: {problem} (seq {seq}; {following} well-formed record(s) follow)",
+        session_id=session_id,
+        path=location,
+        line=line,
+        seq=seq,
+        following=following,
+        offset=offset,
+    )
 
 
 def event_problem(event: Mapping[str, Any] | None, index: int) -> str | None:
@@ -172,11 +212,14 @@ def check_known_types(
         FormatVersionError: with the spec's text.
     """
     for event in events:
-        event_type = event["type"]
+        event_type = event.get("type")
+        if type(event_type) is not str:
+            continue  # not an envelope at all: restore refuses it, naming where it is
         if not is_declared(event_type) and event.get("ignorable") is not True:
+            seq = event.get("seq")
             suffix = f' (raw log: "{location}")' if location else ""
             raise FormatVersionError(
-                f'session "{session_id}" contains event type "{event_type}" (seq {event["seq"]}) '
+                f'session "{session_id}" contains event type "{event_type}" (seq {seq}) '
                 "unknown to this harness and not marked ignorable; refusing to interpret the log "
                 f"— it was likely written by a newer harness{suffix}",
                 session_id=session_id,

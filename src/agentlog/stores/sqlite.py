@@ -8,8 +8,13 @@ stored zstd-compressed when that is smaller.
 
 Durability: an append is one ``BEGIN IMMEDIATE`` transaction that checks the stored tail (the
 session's next seq) before inserting; it returns after ``COMMIT``, which with ``synchronous=FULL``
-has synced the WAL. Two writers of one session cannot both win a seq: the loser's transaction
-sees the moved tail and raises ``ConcurrentWriteError`` without writing.
+has synced the WAL. A failed transaction is rolled back and leaves the log as it was.
+
+One writer per session: the writer holds a non-blocking ``flock`` on a per-session lock file in
+``<database>.locks/`` (``_file_lock``; the kernel drops it when the process dies), so a second
+process — or a second store object of this one — gets ``SessionLocked`` and writes nothing.
+Should two writers ever race anyway, they cannot both win a seq: the loser's transaction sees the
+moved tail and raises ``ConcurrentWriteError`` without writing. Readers take no lock.
 """
 
 from __future__ import annotations
@@ -32,8 +37,19 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
+from agentlog.stores._causes import os_cause, sqlite_cause
+from agentlog.stores._durable_files import make_dirs
+from agentlog.stores._file_lock import lock_name, lock_session, unlock_session
+from agentlog.stores._sqlite_cut import cut_rows
 from agentlog.stores._sqlite_read_only import read_only_query
-from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog, TornTail
+from agentlog.stores.base import (
+    Backend,
+    Lease,
+    RepairResult,
+    SessionInfo,
+    StoredLog,
+    TornTail,
+)
 from agentlog.values import JsonValue, dumps, loads, share_strings
 
 __all__ = ["SCHEMA_VERSION", "SqliteBackend"]
@@ -71,11 +87,33 @@ _TABLES: Final = ("agentlog_events", "agentlog_sessions")
 _T = TypeVar("_T")
 
 
+class _BadRow(Exception):
+    """A stored row that cannot be an event (or a header): where, and why."""
+
+    def __init__(self, seq: int, what: str) -> None:
+        super().__init__(what)
+        self.seq = seq
+        self.what = what
+
+
 class _NoLease(Lease):
-    """SQLite needs no lease: the stored-tail check in each transaction fences writers."""
+    """The lease of a private ``:memory:`` database: no other connection can see it."""
 
     def release(self) -> None:
         """Nothing to release."""
+
+
+class _LockLease(Lease):
+    """A held ``flock`` on the session's lock file; releasing removes the file, then unlocks."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd: int | None = fd
+        self._path = path
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            unlock_session(fd, self._path)
 
 
 class SqliteBackend(Backend):
@@ -87,6 +125,8 @@ class SqliteBackend(Backend):
         self._lock = threading.RLock()
         self._compressor = zstandard.ZstdCompressor(level=3)
         self._decompressor = zstandard.ZstdDecompressor()
+        in_memory = str(path) == ":memory:"
+        self._locks = None if in_memory else path.with_name(f"{path.name}.locks")
         self._read_only = read_only
         if read_only:
             # Read-only: nothing is created, not even the database's directory or file.
@@ -126,7 +166,7 @@ class SqliteBackend(Backend):
             self._check_schema(db, create=True)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            _roll_back(db)
             raise
 
     def _check_schema(self, db: sqlite3.Connection, *, create: bool = False) -> None:
@@ -180,15 +220,23 @@ class SqliteBackend(Backend):
         """Translate every driver error into an agentlog error, once (STYLE.md §16).
 
         Besides ``sqlite3.Error`` (whose ``ProgrammingError`` and ``InterfaceError`` are not
-        ``DatabaseError``s), that is an ``OSError`` while creating the file and its directory,
-        and the ``UnicodeEncodeError`` the driver raises when binding a string holding a lone
-        surrogate (a valid JSON string, e.g. a session id, that SQLite TEXT cannot hold).
+        ``DatabaseError``s), that is an ``OSError`` while creating the file, its directory or a
+        lock file, and the ``UnicodeEncodeError`` the driver raises when binding a string
+        holding a lone surrogate (a valid JSON string, e.g. a ``cwd``, that SQLite TEXT cannot
+        hold). The message names the real cause first: disk full, read-only, permission ...
         """
         try:
             yield
         except (sqlite3.Error, OSError, UnicodeEncodeError) as exc:
+            if isinstance(exc, OSError):
+                cause = os_cause(exc)
+            elif isinstance(exc, UnicodeEncodeError):
+                cause = f"a string SQLite cannot store ({exc})"
+            else:
+                cause = sqlite_cause(exc, None if self._locks is None else self.path)
+            subject = f' (session "{session_id}")' if session_id is not None else ""
             raise StoreError(
-                f'SQLite store "{self.path}": {type(exc).__name__}: {exc}',
+                f'SQLite store "{self.path}"{subject}: {cause}',
                 session_id=session_id,
                 path=str(self.path),
             ) from exc
@@ -220,8 +268,13 @@ class SqliteBackend(Backend):
         return row is not None
 
     def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
-        """No lock is taken: each append checks the stored tail instead."""
-        return _NoLease()
+        """Lock the session's file in ``<database>.locks/`` (``:memory:``: nothing to lock)."""
+        if self._locks is None:
+            return _NoLease()
+        with self._errors(session_id):
+            make_dirs(self._locks)
+            path = self._locks / lock_name(session_id)
+            return _LockLease(lock_session(path, session_id), path)
 
     def append(
         self,
@@ -277,7 +330,7 @@ class SqliteBackend(Backend):
                 )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _roll_back(db)
                 raise
 
     def _row(self, session_id: str, event: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -317,69 +370,90 @@ class SqliteBackend(Backend):
             ).fetchone()
             if row is None:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-            header = self._decode(session_id, -1, "header", row[0])
             rows = db.execute(
                 "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
                 "FROM agentlog_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
                 (session_id, from_seq),
             )
-            # Decoded row by row from the cursor, so the rows are never all held at once.
-            events = [
-                self._event(session_id, index, columns)
-                for index, columns in enumerate(rows, from_seq)
-            ]
+            try:
+                header = self._decode(-1, "header", row[0])
+                # Decoded row by row from the cursor, so the rows are never all held at once.
+                events = [
+                    self._event(index, columns) for index, columns in enumerate(rows, from_seq)
+                ]
+            except _BadRow as bad:
+                later = db.execute(
+                    "SELECT count(*) FROM agentlog_events WHERE session_id = ? AND seq > ?",
+                    (session_id, bad.seq),
+                ).fetchone()[0]
+                raise self._corrupt(session_id, bad, later) from bad.__cause__
         finally:
-            db.execute("COMMIT")
-        if from_seq + len(events) != max(row[1], from_seq):
-            count = from_seq + len(events)
-            raise self._corrupt(
-                session_id, count, f"{count} event rows but a stored tail of {row[1]}"
-            )
+            _roll_back(db)  # a read transaction: nothing to keep
+        count = from_seq + len(events)
+        if count != max(row[1], from_seq):
+            what = f"{count} event rows but a stored tail of {row[1]}"
+            raise self._corrupt(session_id, _BadRow(count, what), 0)
         return StoredLog(header=header, events=events, location=str(self.path))
 
-    def _event(self, session_id: str, index: int, columns: tuple[Any, ...]) -> dict[str, Any]:
+    def _event(self, index: int, columns: tuple[Any, ...]) -> dict[str, Any]:
         seq, event_type, time, data, sources, surface_op, ignorable = columns
         if seq != index:
-            raise self._corrupt(session_id, index, f"seq gap (expected {index}, got {seq})")
+            raise _BadRow(index, f"seq gap (expected {index}, got {seq})")
+        if type(event_type) is not str or type(time) is not int:
+            raise _BadRow(index, "type or time has the wrong column type")
         if isinstance(data, bytes):
+            # A decompression object: one-shot decompression would allocate whatever size a
+            # damaged frame header claims.
+            stream = self._decompressor.decompressobj()
             try:
-                data = self._decompressor.decompress(data)
+                data = stream.decompress(data)
             except zstandard.ZstdError as exc:
-                raise self._corrupt(session_id, index, f"compressed data: {exc}") from exc
+                raise _BadRow(index, f"compressed data: {exc}") from exc
+            if not stream.eof:
+                raise _BadRow(index, "compressed data: the frame is incomplete")
         event: dict[str, Any] = {
             "type": intern(event_type),  # one shared string per type, as the JSONL reader
             "seq": seq,
             "time": time,
-            "data": self._decode(session_id, index, "data", data),
+            "data": self._decode(index, "data", data),
         }
         if sources is not None:
-            event["sourceEventSeqs"] = self._decode(session_id, index, "source_event_seqs", sources)
+            event["sourceEventSeqs"] = self._decode(index, "source_event_seqs", sources)
         if surface_op is not None:
-            event["surfaceOp"] = self._decode(session_id, index, "surface_op", surface_op)
+            event["surfaceOp"] = self._decode(index, "surface_op", surface_op)
         if ignorable is not None:
             event["ignorable"] = True
         share_strings(event)  # before the next row is decoded, which reuses the freed memory
         return event
 
-    def _decode(self, session_id: str, seq: int, column: str, text: str | bytes) -> Any:
+    @staticmethod
+    def _decode(seq: int, column: str, text: object) -> Any:
+        if not isinstance(text, str | bytes):
+            what = {int: "an integer", float: "a real number"}.get(type(text), "NULL")
+            raise _BadRow(seq, f"{column} is {what}, not JSON text")
         try:
             return loads(text)
         except ValueError as exc:
-            raise self._corrupt(session_id, seq, f"{column} is not JSON ({exc})") from exc
+            raise _BadRow(seq, f"{column} is not JSON ({exc})") from exc
 
-    def _corrupt(self, session_id: str, seq: int, what: str) -> CorruptLog:
-        where = "its session row" if seq < 0 else f"event row seq {seq}"
+    def _corrupt(self, session_id: str, bad: _BadRow, following: int) -> CorruptLog:
+        if bad.seq < 0:
+            where, more = "its session row", ""
+        else:
+            where, more = f"event row seq {bad.seq}", f" ({following} later row(s) follow)"
         return CorruptLog(
-            f'corrupt session "{session_id}" in "{self.path}" at {where}: {what}',
+            f'corrupt session "{session_id}" in "{self.path}" at {where}: {bad.what}{more}',
             session_id=session_id,
             path=str(self.path),
-            line=None if seq < 0 else seq,
+            line=None if bad.seq < 0 else bad.seq,
+            seq=None if bad.seq < 0 else bad.seq,
+            following=None if bad.seq < 0 else following,
         )
 
     def delete(self, lease: Lease, session_id: str) -> None:
         """One transaction removes the session's events and its row; then the lease goes."""
         with self._lock, self._errors(session_id):
-            db = self._db
+            db = self._writable()
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute("DELETE FROM agentlog_events WHERE session_id = ?", (session_id,))
@@ -392,9 +466,48 @@ class SqliteBackend(Backend):
                     )
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                _roll_back(db)
                 raise
         lease.release()
+
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
+        """Delete the event rows from seq ``cut_at`` on, in one transaction, keeping a copy.
+
+        The copy (``_sqlite_cut``; none for ``:memory:``) is written and synced before the rows
+        are deleted; rows with a negative seq, which no log can hold, are removed with them.
+        """
+        with self._lock, self._errors(session_id):
+            db = self._writable()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                rows, saved = cut_rows(
+                    db,
+                    self.path,
+                    session_id,
+                    cut_at=cut_at,
+                    keep_copy=self._locks is not None,
+                    problem=self._problem,
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                _roll_back(db)
+                raise
+        damaged = sum(self._problem(row[1:]) is not None for row in rows)
+        return RepairResult(
+            session_id=session_id,
+            cut_at=cut_at,
+            removed=len(rows) - damaged,
+            damaged=damaged,
+            saved_to=None if saved is None else str(saved),
+        )
+
+    def _problem(self, columns: tuple[Any, ...]) -> str | None:
+        """Why a row (``seq, type, time, data, ...``) cannot be read as an event, or ``None``."""
+        try:
+            self._event(columns[0], columns)
+        except _BadRow as bad:
+            return bad.what
+        return None
 
     def list(self) -> list[SessionInfo]:
         """Every session row."""
@@ -434,6 +547,17 @@ class SqliteBackend(Backend):
         with self._lock:
             if not self._read_only:
                 self._db.close()
+
+
+def _roll_back(db: sqlite3.Connection) -> None:
+    """End a failed transaction, if SQLite has not already.
+
+    After a full disk or an I/O error SQLite may have rolled the transaction back itself; a
+    ``ROLLBACK`` then fails with "no transaction is active" and would hide the real error.
+    """
+    if db.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
 
 
 def _schema_sql(db: sqlite3.Connection) -> list[tuple[str, str]]:

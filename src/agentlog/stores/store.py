@@ -25,11 +25,12 @@ from agentlog.errors import (
     SessionForkError,
     SessionLocked,
     SessionNotFound,
+    StoreError,
 )
 from agentlog.formats import FORMAT_VERSION
 from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_closers
 from agentlog.session import Session, check_session_id, wall_clock
-from agentlog.stores.base import Backend, Lease, SessionInfo, StoredLog
+from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
 from agentlog.stores.reading import StoreReads
 from agentlog.stores.restore import Restored, collector_paused, restore_session
 from agentlog.stores.writer import Batcher, Writer
@@ -230,6 +231,43 @@ class Store(StoreReads):
                 session=restored.session,
                 location=stored.location,
             )
+
+    def repair(self, session_id: str, *, cut_at: int) -> RepairResult:
+        """Cut a stored log at seq ``cut_at``: the explicit way past ``CorruptLog``.
+
+        Every record from ``cut_at`` on is removed — the damaged one and the well-formed ones
+        after it — and a copy of what was removed is kept beside the log (file and SQLite
+        stores; ``RepairResult.saved_to``). The records before the cut must be intact: a cut
+        never keeps damage. ``CorruptLog.seq`` is where to cut for the damage it reports. The
+        session must not be open for writing anywhere; the next ``open`` closes a turn the cut
+        leaves open, as after a crash. Implements DESIGN.md, Reliability ("only a torn tail is
+        ever dropped"; everything else is cut only on request, and reported).
+
+        Raises:
+            SessionNotFound: when no session has that id.
+            SessionLocked: when a writer holds the session (here or in another process).
+            CorruptLog: when a record before ``cut_at`` is damaged.
+            StoreError: for a ``cut_at`` that is not an integer from 0 to the event count.
+        """
+        session_id = check_session_id(session_id)
+        if type(cut_at) is not int or cut_at < 0:
+            raise StoreError(
+                f"cut_at must be a non-negative integer seq, got {cut_at!r}", session_id=session_id
+            )
+        with self._lock:
+            self._check_open()
+            if session_id in self._live:
+                raise SessionLocked(
+                    f'session "{session_id}" is already open for writing in this store',
+                    session_id=session_id,
+                )
+            if not self._backend.exists(session_id):
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            lease = self._lease(session_id)
+            try:
+                return self._backend.cut(lease, session_id, cut_at=cut_at)
+            finally:
+                lease.release()
 
     def list(self) -> list[SessionInfo]:
         """Every stored session (created sessions appear after their first append)."""
