@@ -45,7 +45,7 @@ def test_mode_ro_is_a_query_parameter_not_part_of_the_file_name(
     ran = run("ls", "--json", "--store", "sqlite:///a.db?mode=ro")
     assert ran.code == 0
     assert [s["id"] for s in ran.json()] == ["demo"]
-    assert sorted(files(tmp_path)) == ["a.db"]  # and no file named "a.db?mode=ro"
+    assert not [name for name in files(tmp_path) if "?" in name or name.endswith(("-wal", "-shm"))]
 
 
 def test_an_unknown_query_parameter_is_an_error(tmp_path: Path) -> None:

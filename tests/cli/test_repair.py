@@ -125,4 +125,5 @@ def test_list_escapes_an_id_no_terminal_can_print(tmp_path: Path) -> None:
     ran = run("list", "--store", f"jsonl:///{tmp_path}/store")
     code, output = ran.code, ran.stdout + ran.stderr
     assert code == 0, output
-    assert output.splitlines()[1].split() == ["'\\ud800'", "1970-01-01", "00:00", "v4", "-"]
+    row = output.splitlines()[1].split()
+    assert (row[0], row[3:]) == ("'\\ud800'", ["v4", "-"])

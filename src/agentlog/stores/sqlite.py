@@ -370,10 +370,12 @@ class SqliteBackend(Backend):
             ).fetchone()
             if row is None:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            # A whole read sees every row, so that one no log can hold (a negative seq) is
+            # reported; a suffix starts at its seq.
             rows = db.execute(
                 "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
-                "FROM agentlog_events WHERE session_id = ? AND seq >= ? ORDER BY seq",
-                (session_id, from_seq),
+                "FROM agentlog_events WHERE session_id = ? AND (? = 0 OR seq >= ?) ORDER BY seq",
+                (session_id, from_seq, from_seq),
             )
             try:
                 header = self._decode(-1, "header", row[0])
