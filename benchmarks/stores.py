@@ -2,7 +2,9 @@
 
 1. Durable append of one turn (user message, assistant message with a tool call, tool result;
    every append durable before it returns) on JSONL, SQLite and zstd JSONL, against raw
-   fsync-per-write JSONL and raw ``BEGIN IMMEDIATE; INSERT; COMMIT`` SQLite in the same run.
+   fsync-per-write JSONL and raw ``BEGIN IMMEDIATE; INSERT; COMMIT`` SQLite in the same run;
+   and what the structure checks a store session runs by default cost on a durable append: a
+   loop-shaped turn on a checked session against the same turn with ``strict=False``.
 2. Write-behind throughput: 10^5 events appended with ``write_behind=True`` and one
    ``flush()``, against a raw batched write / insert of the same events.
 3. Cold open + ``derive_messages()`` of a stored 10^5-event session in a fresh process, time
@@ -28,6 +30,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from time import process_time_ns
 from typing import Any, Final
 
 import orjson
@@ -62,6 +65,10 @@ DURABLE_TARGET: Final = 1.5
 """Issue 4's acceptance floor; DESIGN.md's target is ``DURABLE_DESIGN_TARGET``."""
 DURABLE_DESIGN_TARGET: Final = 1.3
 TURN_SIZES: Final = ("9kb", "1.5kb")
+CHECKED_TURNS: Final = 200
+CHECKED_REPEATS: Final = 9
+CHECKED_TARGET: Final = 1.10
+"""Issue 10: the invariant companion costs at most 10% of a durable append."""
 
 # 2. write-behind throughput
 BATCHED_EVENTS: Final = 100_000
@@ -193,9 +200,9 @@ def _verdict(low: float, high: float, target: float) -> bool | None:
 class _AgentlogTurns:
     """An attached session in a durable store; each call appends one turn."""
 
-    def __init__(self, url: str, cwd: str, turns: list[Turn]) -> None:
+    def __init__(self, url: str, cwd: str, turns: list[Turn], *, strict: bool = True) -> None:
         self.store = open_store(url)
-        self.session = self.store.create(SESSION, cwd=cwd)
+        self.session = self.store.create(SESSION, cwd=cwd, strict=strict)
         self.turns = turns
 
     def __call__(self, index: int) -> int:
@@ -299,8 +306,14 @@ def bench_durable(directory: Path) -> list[Benchmark]:
         sizes[size] = sum(map(len, (line for turn in lines for line in turn))) / total
         for backend in BACKENDS:
             name = f"durable-{size}-{backend.replace('+', '-')}"
+            # DESIGN's turn is its three message events alone, with no turn or step events
+            # around them, so it is not a structure a checked session accepts; this figure is
+            # the durable write path against raw files (the checks have their own, below).
             subject = _AgentlogTurns(
-                _url(backend, _store_path(directory, backend, name)), str(directory), turns
+                _url(backend, _store_path(directory, backend, name)),
+                str(directory),
+                turns,
+                strict=False,
             )
             baseline: _RawJsonlTurns | _RawSqliteTurns
             if backend == "sqlite":
@@ -402,6 +415,110 @@ def bench_durable(directory: Path) -> list[Benchmark]:
             }
         )
     return benchmarks
+
+
+def bench_durable_checked(directory: Path) -> list[Benchmark]:
+    """A loop-shaped turn, durable per event: a checked session against an unchecked one."""
+    rng = random.Random(12)
+    total = DURABLE_WARMUP + CHECKED_TURNS
+    turns = [realistic_turn(rng, index + 1) for index in range(total)]
+    pairs: dict[str, tuple[_AgentlogTurns, _AgentlogTurns]] = {}
+    for backend in BACKENDS:
+        name = f"checked-{backend.replace('+', '-')}"
+        url = _url(backend, _store_path(directory, backend, name))
+        unchecked = f"unchecked-{backend.replace('+', '-')}"
+        pairs[backend] = (
+            _AgentlogTurns(url, str(directory), turns),
+            _AgentlogTurns(
+                _url(backend, _store_path(directory, backend, unchecked)),
+                str(directory),
+                turns,
+                strict=False,
+            ),
+        )
+    timings: dict[str, tuple[list[int], list[int]]] = {key: ([], []) for key in pairs}
+    keys = list(pairs)
+    with quiet_gc():
+        for index in range(total):
+            rotation = index % len(keys)
+            for key in keys[rotation:] + keys[:rotation]:
+                first = index % 2
+                for part in (first, 1 - first):
+                    elapsed = pairs[key][part](index)
+                    if index >= DURABLE_WARMUP:
+                        timings[key][part].append(elapsed)
+    for pair in pairs.values():
+        for subject in pair:
+            subject.close()
+    # The checks' own cost is a few µs against an fsync's hundreds, below the noise of a shared
+    # disk: measure it where nothing else varies, on memory stores, in CPU time (other
+    # processes' load does not count), interleaved, best of CHECKED_REPEATS each.
+    runs: tuple[list[int], list[int]] = ([], [])
+    for _ in range(CHECKED_REPEATS):
+        runs[0].append(_memory_turns(turns, strict=True))
+        runs[1].append(_memory_turns(turns, strict=False))
+    checks_ns = (min(runs[0]) - min(runs[1])) / total
+    benchmarks: list[Benchmark] = []
+    for backend, (checked_ns, unchecked_ns) in timings.items():
+        p50, base50 = median(checked_ns), median(unchecked_ns)
+        low, high = bootstrap_interval(_p50_ratio, [checked_ns, unchecked_ns])
+        benchmarks.append(
+            {
+                "id": f"durable_turn.checked.{backend.replace('+', '_')}",
+                "title": "durable append of a loop-shaped turn (11 events), structure checked, "
+                f"{TITLES[backend]}",
+                "statistic": (
+                    f"median (p50) of {CHECKED_TURNS} turns, each timed alone, after "
+                    f"{DURABLE_WARMUP} untimed; checked and unchecked sessions interleaved turn "
+                    "by turn"
+                ),
+                "value": round(p50 / 1e6, 4),
+                "unit": "ms/turn (p50)",
+                "baseline": {
+                    "name": "the same store and turns, strict=False (no invariant companion)",
+                    "value": round(base50 / 1e6, 4),
+                    "unit": "ms/turn",
+                },
+                "ratio": round(p50 / base50, 3),
+                "target": {
+                    "text": f"≤ {CHECKED_TARGET:g}× (issue 10)",
+                    "max_ratio": CHECKED_TARGET,
+                },
+                "met": _verdict(low, high, CHECKED_TARGET),
+                "figures": {
+                    "p50 ratio, 95% bootstrap interval, low": fig(low, "×"),
+                    "p50 ratio, 95% bootstrap interval, high": fig(high, "×"),
+                    "overhead p50 (checked − unchecked)": fig((p50 - base50) / 1e3, "µs/turn"),
+                    "the checks in memory (CPU time)": fig(checks_ns / 1e3, "µs/turn"),
+                    "the checks in memory, share of the unchecked durable p50": fig(
+                        100 * checks_ns / base50, "%"
+                    ),
+                },
+                "notes": (
+                    "Every append is durable before it returns. The checks in memory: memory: "
+                    f"stores, CPU time, best of {CHECKED_REPEATS} interleaved runs each. "
+                    "The checked session is what "
+                    "Store.create gives by default: the invariant companion checks each append "
+                    "(turn/step nesting and numbering, tool results answering a pending call) "
+                    "before it is written. The verdict needs the 95% bootstrap interval of the "
+                    f"p50 ratio on one side of the target: [{low:.3g}×, {high:.3g}×]."
+                ),
+            }
+        )
+    return benchmarks
+
+
+def _memory_turns(turns: list[Turn], *, strict: bool) -> int:
+    """CPU ns to append ``turns`` to a ``memory:`` store session, checked or not."""
+    with open_store("memory:") as store:
+        session = store.create(SESSION, strict=strict)
+        append = session.append
+        with quiet_gc():
+            start = process_time_ns()
+            for turn in turns:
+                for event_type, data, surface_op in turn:
+                    append(event_type, data, surface_op=surface_op)
+            return process_time_ns() - start
 
 
 # --- 2. write-behind throughput ----------------------------------------------------------
@@ -1029,6 +1146,7 @@ def run() -> dict[str, Any]:
     directory = Path(tempfile.mkdtemp(prefix="agentlog-bench-stores-"))
     try:
         benchmarks = bench_durable(directory)
+        benchmarks += bench_durable_checked(directory)
         turns = agent_loop(max(BATCHED_EVENTS, *BYTES_SIZES, COLD_EVENTS))
         benchmarks += bench_write_behind(directory, _first_events(turns, BATCHED_EVENTS))
         gc.collect()

@@ -27,6 +27,10 @@ def python_blocks(path: Path) -> list[str]:
     return _BLOCK.findall(path.read_text(encoding="utf-8"))
 
 
+@pytest.mark.structure_free(
+    "examples run as a reader runs them: structure is checked where agentlog checks it (store "
+    "sessions, install_invariants), not by the test suite's own companion"
+)
 @pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
 def test_markdown_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # examples may create stores in the working directory
@@ -34,7 +38,8 @@ def test_markdown_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.delenv("AGENTLOG_STORE", raising=False)
     namespace: dict[str, object] = {"__name__": f"docs_{path.stem}"}
     for block in python_blocks(path):
-        exec(compile(block, str(path), "exec"), namespace)
+        # dont_inherit: run as a reader would, without this module's __future__ imports.
+        exec(compile(block, str(path), "exec", dont_inherit=True), namespace)
 
 
 def test_readme_has_examples() -> None:

@@ -13,6 +13,11 @@ a session therefore run in that worker thread during a durable append: keep them
 ``async with session.batch():`` is the group commit of ``Session.batch()``: the appends inside
 do no I/O, so they run on the event loop itself, and the block's exit writes them in one
 durable write in a worker thread. Other tasks' calls on the session wait for the block.
+
+The plugin entry points are here too, under their sync names: ``compact``,
+``compact_if_needed`` and ``compact_region`` (the same coroutines, which take either kind of
+session), and the twins ``prune_tool_results``, ``offload_images``, ``offload_for_failure``
+(awaited) and ``expand`` (a read, so synchronous).
 """
 
 from __future__ import annotations
@@ -24,13 +29,26 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from agentlog.events import Event
+from agentlog.plugins import compact, compact_if_needed, compact_region
+from agentlog.plugins.aio import expand, offload_for_failure, offload_images, prune_tool_results
 from agentlog.session import EventLog, Observer, Session, Surface, Validator
 from agentlog.stores import RepairResult, SessionInfo, Store
 from agentlog.stores import open_store as _open_store
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 from agentlog.values import JsonValue
 
-__all__ = ["AsyncSession", "AsyncStore", "open_store"]
+__all__ = [
+    "AsyncSession",
+    "AsyncStore",
+    "compact",
+    "compact_if_needed",
+    "compact_region",
+    "expand",
+    "offload_for_failure",
+    "offload_images",
+    "open_store",
+    "prune_tool_results",
+]
 
 _BATCHING: contextvars.ContextVar[AsyncSession | None] = contextvars.ContextVar(
     "agentlog_aio_batching", default=None
@@ -73,14 +91,16 @@ class AsyncStore:
         return self.sync.url
 
     async def create(
-        self, session_id: str | None = None, *, cwd: str | None = None
+        self, session_id: str | None = None, *, cwd: str | None = None, strict: bool = True
     ) -> AsyncSession:
         """Create a new session, attached: every append is persisted."""
-        return AsyncSession(await asyncio.to_thread(self.sync.create, session_id, cwd=cwd))
+        return AsyncSession(
+            await asyncio.to_thread(self.sync.create, session_id, cwd=cwd, strict=strict)
+        )
 
-    async def open(self, session_id: str) -> AsyncSession:
+    async def open(self, session_id: str, *, strict: bool = True) -> AsyncSession:
         """Resume a stored session for writing: repair what a crash left, then attach."""
-        return AsyncSession(await asyncio.to_thread(self.sync.open, session_id))
+        return AsyncSession(await asyncio.to_thread(self.sync.open, session_id, strict=strict))
 
     async def inspect(self, session_id: str) -> AsyncSession:
         """A detached, read-only view of a stored session; nothing is written."""
@@ -91,10 +111,17 @@ class AsyncStore:
         return await asyncio.to_thread(self.sync.list)
 
     async def fork(
-        self, session_id: str, boundary: int | None = None, child_id: str | None = None
+        self,
+        session_id: str,
+        boundary: int | None = None,
+        child_id: str | None = None,
+        *,
+        strict: bool = True,
     ) -> AsyncSession:
         """Fork a stored (or open) session after ``boundary`` into a new persisted child."""
-        return AsyncSession(await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id))
+        return AsyncSession(
+            await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id, strict=strict)
+        )
 
     async def delete(self, session_id: str) -> None:
         """Remove a stored session and every event of it, durably."""

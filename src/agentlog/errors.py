@@ -27,9 +27,10 @@ AgentlogError
 
 ``str(error)`` starts with the text of the spec's error catalogue (spec/core.md §14) wherever
 the spec gives one; where that text does not say where or why (``carries non-JSON-serializable
-data``), it goes on with the JSON path and the reason, and ``error.spec_text`` keeps the
-catalogue text alone for comparisons. Context lives in typed attributes (``session_id``,
-``seq``, ``index``, ``event_type``, ``path``, ``code``) that survive pickling.
+data``), it goes on with the JSON path and the reason (``NotLosslessJson.detail``), and
+``error.spec_text`` keeps the catalogue text alone for comparisons. Context lives in typed
+attributes (``session_id``, ``seq``, ``index``, ``event_type``, ``path``, ``code``) that survive
+pickling.
 """
 
 from __future__ import annotations
@@ -100,9 +101,15 @@ def _rebuild(cls: type[AgentlogError], message: str, context: dict[str, Any]) ->
 class NotLosslessJson(AgentlogError, ValueError):
     """A value is outside the lossless JSON domain (DESIGN decision 3).
 
+    ``str()`` is ``value is not lossless JSON: <path> <reason>``; errors that refuse data for
+    this reason go on after their own text the same way (``... carries non-JSON-serializable
+    data: $.targets[0].value is -0.0 (no JSON form)``), with ``detail``.
+
     Attributes:
-        path: JSONPath of the offending value, e.g. ``$.content[2].text``.
-        reason: What is wrong with it, e.g. ``float nan is not finite``.
+        path: JSONPath of the offending value, e.g. ``$.content[2].text`` (of the object, for a
+            key that is not a string).
+        reason: What the value is and why it has no JSON form, phrased to follow the path:
+            ``is nan (not a finite number)``, ``is of type tuple (not a JSON type)``.
         well_formed: For JSON text: it was well-formed JSON holding a value outside the domain
             (a number no double can hold), not malformed text.
     """
@@ -110,6 +117,11 @@ class NotLosslessJson(AgentlogError, ValueError):
     path: str = "$"
     reason: str = ""
     well_formed: bool = False
+
+    @property
+    def detail(self) -> str:
+        """Where and why, as one phrase: ``$.targets[0].value is -0.0 (no JSON form)``."""
+        return f"{self.path} {self.reason}"
 
 
 class EventRejected(AgentlogError, ValueError):

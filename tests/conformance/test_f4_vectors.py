@@ -155,11 +155,12 @@ def replay_seed(record: dict[str, Any]) -> Comparison:
     except Exception as exc:
         construct = exp["construct"]
         reference_error = None if construct["ok"] else construct["error"]["message"]
-        if getattr(exc, "spec_text", str(exc)) == reference_error:
+        spec_text = getattr(exc, "spec_text", str(exc))  # the catalogue text alone
+        if spec_text == reference_error:
             return comparison
-        if restore and str(exc).endswith("is not losslessly JSON-serializable"):
+        if restore and spec_text.endswith("is not losslessly JSON-serializable"):
             comparison.rules.add("D3")
-        elif has_big_integer(seed) and str(exc).endswith("is not losslessly JSON-serializable"):
+        elif has_big_integer(seed) and spec_text.endswith("is not losslessly JSON-serializable"):
             comparison.rules.add("D4")
         else:
             comparison.fail(f"construct: agentlog raised {exc!r}, reference {construct}")
@@ -203,7 +204,7 @@ def replay_fork(record: dict[str, Any]) -> Comparison:
     except SessionForkError as exc:
         comparison.check(
             "fork",
-            {"ok": False, "message": str(exc), "code": exc.code},
+            {"ok": False, "message": exc.spec_text, "code": exc.code},
             {
                 "ok": False,
                 "message": exp["fork"].get("error", {}).get("message"),

@@ -130,6 +130,7 @@ def test_from_wire_refuses_non_json_with_the_path() -> None:
     with pytest.raises(NotLosslessJson) as info:
         Event.from_wire({**TURN_START, "data": {"turn": float("nan")}})
     assert info.value.path == "$.data.turn"
+    assert str(info.value) == "value is not lossless JSON: $.data.turn is nan (not a finite number)"
 
 
 @pytest.mark.parametrize(

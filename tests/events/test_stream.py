@@ -470,7 +470,7 @@ def test_valid_records_pass() -> None:
         ([with_(CHUNK, chunk="finish")], "chunk must be a JSON object (at $[0].chunk)"),
         (
             [with_(CHUNK, chunk={"type": "usage", "usage": {"n": float("inf")}})],
-            "stream record 0: chunk must be lossless JSON: float inf is not finite (at $[0].chunk",
+            "stream record 0: chunk must be lossless JSON: $[0].chunk.usage.n is inf (not a finite",
         ),
         # run records: times and index
         (

@@ -18,6 +18,7 @@ from agentlog import (
     install_invariants,
 )
 from agentlog import messages as m
+from agentlog.lifecycle import has_invariants, trace_of_end
 
 
 @pytest.fixture
@@ -242,3 +243,93 @@ def test_invariant_errors_are_event_rejections() -> None:
     install_invariants(s)
     with pytest.raises(ValueError, match="does not match open turn null"):
         s.append("turn/end", {"turn": 1, "reason": {}})
+
+
+# --- installing: once per session, or from a stored log's end ---------------------------------
+
+
+@pytest.mark.structure_free("the suite's companion would be the first install; this test's is")
+def test_installing_twice_is_a_no_op_and_has_invariants_tells() -> None:
+    s = Session.create("s", clock=lambda: 0)
+    first = install_invariants(s)
+    again = install_invariants(s)
+    again()  # the second installer's remover does nothing
+    assert has_invariants(s)
+    with pytest.raises(InvariantError):
+        s.append("turn/end", {"turn": 1, "reason": {}})
+    first()
+    assert not has_invariants(s)
+
+
+def wire_log(*types_and_data: tuple[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"type": event_type, "seq": seq, "time": 0, "data": data}
+        for seq, (event_type, data) in enumerate(types_and_data)
+    ]
+
+
+class OnlyTheEnd(list[dict[str, Any]]):
+    """A log that fails the test if anything before its last ``tail`` events is read."""
+
+    def __init__(self, events: list[dict[str, Any]], tail: int) -> None:
+        super().__init__(events)
+        self.first_readable = len(events) - tail
+
+    def __getitem__(self, index: Any) -> Any:
+        start = index.start if isinstance(index, slice) else index
+        if start is not None and start < 0:
+            start += len(self)
+        assert start is None or start >= self.first_readable, f"read index {start}"
+        return super().__getitem__(index)
+
+
+def test_the_end_of_a_closed_log_expects_the_next_turn_and_reads_only_the_end() -> None:
+    """The cost does not grow with the log: nothing before the last ``turn/end`` is read."""
+    log = wire_log(
+        *[("plan/mode", {})] * 1000,
+        ("turn/end", {"turn": 7, "reason": {}}),
+        *[("plan/mode", {})] * 3,
+    )
+    trace = trace_of_end(OnlyTheEnd(log, tail=4))
+    assert (trace.next_turn, trace.open_turn, trace.last_seq) == (8, None, 1003)
+
+
+def test_the_end_of_an_open_turn_is_replayed_through_the_checks() -> None:
+    turn = wire_log(
+        *[("plan/mode", {})] * 100,
+        ("turn/start", {"turn": 2}),
+        ("step/start", {"turn": 2, "step": 1}),
+        ("tool/call", {"turn": 2, "step": 1, "callId": "c1", "name": "bash", "arguments": "{}"}),
+    )
+    trace = trace_of_end(OnlyTheEnd(turn, tail=3))
+    assert (trace.next_turn, trace.open_turn, trace.open_step, trace.pending) == (2, 2, 1, {"c1"})
+    broken = [*turn, {"type": "step/start", "seq": 103, "time": 0, "data": {"turn": 2, "step": 2}}]
+    with pytest.raises(InvariantError, match="step/start 2 while step 1 is still open"):
+        trace_of_end(broken)
+
+
+@pytest.mark.parametrize("turn", ["one", 0, -1, 1.5, None])
+def test_an_end_without_a_positive_turn_number_cannot_be_followed(turn: Any) -> None:
+    with pytest.raises(InvariantError, match="not a positive integer"):
+        trace_of_end(wire_log(("turn/end", {"turn": turn, "reason": {}})))
+
+
+def test_a_log_without_turns_expects_turn_one() -> None:
+    trace = trace_of_end(wire_log(("plan/mode", {}), ("plan/mode", {})))
+    assert (trace.next_turn, trace.last_seq) == (1, 1)
+    assert trace_of_end([]).last_seq == -1
+
+
+@pytest.mark.structure_free("the seed breaks structure; the suite's companion would refuse it")
+def test_a_loaded_log_is_not_judged_only_its_end_is_followed() -> None:
+    seed = wire_log(
+        ("turn/end", {"turn": 1, "reason": {}}),  # no turn is open: an anomaly of the past
+        ("turn/start", {"turn": 5}),
+        ("turn/end", {"turn": 5, "reason": {}}),
+    )
+    s = Session.from_events("s", seed)
+    install_invariants(s, loaded=True)
+    assert has_invariants(s)
+    with pytest.raises(InvariantError, match="turn/start expected turn 6, got 2"):
+        s.append("turn/start", {"turn": 2})
+    s.append("turn/start", {"turn": 6})

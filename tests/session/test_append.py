@@ -97,7 +97,7 @@ def test_cyclic_data_is_rejected() -> None:
     error = assert_append_rejected(
         session, e1("user/message"), "user/message", cyclic(), surface_op="append"
     )
-    assert error.__cause__.reason == "value contains itself (a cycle)"
+    assert error.__cause__.reason == "refers back to an enclosing value (a cycle)"
 
 
 def test_a_non_string_key_is_rejected() -> None:
@@ -112,8 +112,8 @@ def test_the_rejection_names_the_path_and_the_reason() -> None:
         session, e1("user/message"), "user/message", data, surface_op="append"
     )
     assert str(error) == (
-        'session event "user/message" carries non-JSON-serializable data at $.content[1].text: '
-        "float nan is not finite"
+        'session event "user/message" carries non-JSON-serializable data: $.content[1].text is '
+        "nan (not a finite number)"
     )
     assert error.spec_text == 'session event "user/message" carries non-JSON-serializable data'
 
@@ -127,7 +127,7 @@ def test_non_json_surface_metadata_names_the_path_and_the_reason() -> None:
         U("x"),
         surface_op={"op": "replace", "startSeq": -0.0, "endSeq": 0},
     )
-    assert str(error).endswith("at $.startSeq: float -0.0 has no JSON form")
+    assert str(error).endswith("surface metadata: $.startSeq is -0.0 (no JSON form)")
 
 
 def test_the_spec_text_survives_pickling() -> None:
@@ -137,7 +137,10 @@ def test_the_spec_text_survives_pickling() -> None:
     copy = pickle.loads(pickle.dumps(refused.value))
     assert str(copy) == str(refused.value)
     assert copy.spec_text == 'session event "todo/write" carries non-JSON-serializable data'
-    assert str(copy).endswith("at $.targets[0].value: float -0.0 has no JSON form")
+    assert str(copy) == (
+        'session event "todo/write" carries non-JSON-serializable data: $.targets[0].value is '
+        "-0.0 (no JSON form)"
+    )
 
 
 def test_very_deep_data_is_accepted_and_stored_equal() -> None:
@@ -192,13 +195,13 @@ def test_already_frozen_data_is_stored_without_a_copy() -> None:
 @pytest.mark.parametrize(
     ("options", "cause"),
     [
-        ({"surface_op": Custom()}, "Custom is not a JSON type"),
-        ({"surface_op": {"op": "replace", "startSeq": float("nan"), "endSeq": 0}}, "not finite"),
+        ({"surface_op": Custom()}, "is of type Custom (not a JSON type)"),
+        ({"surface_op": {"op": "replace", "startSeq": float("nan"), "endSeq": 0}}, "not a finite"),
         ({"surface_op": {"op": "replace", "startSeq": -0.0, "endSeq": 0}}, "-0.0"),
-        ({"surface_op": {"op": "replace", "startSeq": 2**53, "endSeq": 0}}, "safe range"),
+        ({"surface_op": {"op": "replace", "startSeq": 2**53, "endSeq": 0}}, "safe integer range"),
         ({"surface_op": ("append",)}, "tuple"),
         ({"surface_op": "append", "source_event_seqs": (0,)}, "tuple"),
-        ({"surface_op": "append", "source_event_seqs": [float("inf")]}, "not finite"),
+        ({"surface_op": "append", "source_event_seqs": [float("inf")]}, "not a finite"),
     ],
 )
 def test_surface_metadata_outside_the_lossless_domain_is_rejected(

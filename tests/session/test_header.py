@@ -82,6 +82,16 @@ def test_a_header_must_be_lossless_json(value: Any) -> None:
     refused(value, "session header is not losslessly JSON-serializable")
 
 
+def test_a_refused_header_names_the_path_and_the_reason() -> None:
+    with pytest.raises(SeedRejected) as info:
+        Session.create("s", header(extra={1: 2}), clock=clock)
+    assert str(info.value) == (
+        "session header is not losslessly JSON-serializable: $.extra has key 1 of type int "
+        "(JSON object keys are strings)"
+    )
+    assert info.value.spec_text == "session header is not losslessly JSON-serializable"
+
+
 @pytest.mark.parametrize(
     ("version", "shown"),
     [

@@ -340,3 +340,71 @@ def test_a_created_hook_may_refuse_a_session() -> None:
     finally:
         remove()
     assert new_session("s").id == "s"
+
+
+# --- traces ------------------------------------------------------------------------------
+
+
+class Recorder:
+    """A trace that records the order of its calls and vetoes candidates of one type."""
+
+    def __init__(self, calls: list[str], refuse: str = "") -> None:
+        self.calls = calls
+        self.refuse = refuse
+
+    def check(self, event: Any) -> None:
+        self.calls.append(f"check {event['seq']}")
+        if event["type"] == self.refuse:
+            raise EventRejected(f"{self.refuse} refused by the trace")
+
+    def apply(self, event: Any) -> None:
+        self.calls.append(f"apply {event['seq']}")
+
+
+def test_a_trace_checks_before_validators_and_applies_before_observers() -> None:
+    session = new_session()
+    calls: list[str] = []
+    session.add_trace(Recorder(calls))
+    session.add_validator(lambda _s, event: calls.append(f"validate {event.seq}"))
+    session.add_observer(lambda s, event: calls.append(f"observe {event.seq} at {s.seq}"))
+    session.append("user/message", U("a"), surface_op="append")
+    assert calls == ["check 0", "validate 0", "apply 0", "observe 0 at 1"]
+
+
+def test_a_trace_veto_changes_nothing_and_names_the_session() -> None:
+    session = new_session()
+    calls: list[str] = []
+    session.add_trace(Recorder(calls, refuse="plan/mode"))
+    observer = Spy()
+    session.add_observer(observer)
+    before = observe(session)
+    with pytest.raises(EventRejected, match="plan/mode refused by the trace") as refused:
+        session.append("plan/mode", {})
+    assert_unchanged(session, before)
+    assert refused.value.session_id == session.id
+    assert observer.events == []
+    assert calls == ["check 0"]
+
+
+def test_a_validator_veto_never_reaches_the_trace_apply() -> None:
+    session = new_session()
+    calls: list[str] = []
+    session.add_trace(Recorder(calls))
+
+    def veto(_: Session, __: Event) -> None:
+        raise PermissionError("vetoed")
+
+    remove = session.add_validator(veto)
+    with pytest.raises(PermissionError):
+        session.append("plan/mode", {})
+    remove()
+    session.append("plan/mode", {})
+    assert calls == ["check 0", "check 0", "apply 0"]
+
+
+def test_a_removed_trace_is_not_called() -> None:
+    session = new_session()
+    calls: list[str] = []
+    session.add_trace(Recorder(calls))()
+    session.append("plan/mode", {})
+    assert calls == []

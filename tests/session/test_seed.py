@@ -9,6 +9,7 @@ undeclared types (§8.1). §15 scenarios 40–49 and 85.
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import pytest
@@ -183,6 +184,17 @@ def test_a_seed_entry_must_be_lossless_json(entry: Any) -> None:
     """E30; a class-instance shell fails here, and big integers per deviation D4."""
     error = refused([entry], "seed event at index 0 is not losslessly JSON-serializable")
     assert error.index == 0
+
+
+def test_a_refused_seed_entry_names_the_path_and_the_reason() -> None:
+    entry = wire("turn/start", 0, {"turn": 1, "at": [-0.0]})
+    error = refused([entry], "seed event at index 0 is not losslessly JSON-serializable")
+    assert str(error) == (
+        "seed event at index 0 is not losslessly JSON-serializable: $.data.at[0] is -0.0 (no "
+        "JSON form)"
+    )
+    copy = pickle.loads(pickle.dumps(error))
+    assert (str(copy), copy.spec_text, copy.index) == (str(error), error.spec_text, 0)
 
 
 def test_restore_validates_values_too() -> None:

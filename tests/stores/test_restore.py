@@ -65,6 +65,18 @@ def test_an_invalid_event_is_corruption_located_by_line() -> None:
     assert 'failed validation at "/log" line 4' in str(refused.value)
 
 
+def test_a_stored_value_outside_the_json_domain_is_corruption_naming_path_and_reason() -> None:
+    events = foreign_turn(*STEP)
+    events[1] = {**events[1], "data": {"turn": 1, "step": 1, "cost": float("inf")}}
+    stored = StoredLog(header=foreign_header("s1"), events=events, location="/log", first_line=2)
+    with pytest.raises(CorruptLog) as refused:
+        restore(stored)
+    assert str(refused.value) == (
+        'stored session "s1" failed validation at "/log" line 3: value is not lossless JSON: '
+        "$.data.cost is inf (not a finite number)"
+    )
+
+
 def test_version_and_vocabulary_gates_come_first() -> None:
     with pytest.raises(FormatVersionError, match="uses log format v5"):
         restore(StoredLog(header=foreign_header("s1", version=5), events=[{"nonsense": 1}]))

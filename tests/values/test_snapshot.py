@@ -141,23 +141,23 @@ class Custom:
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
-        (float("nan"), "float nan is not finite"),
-        (float("inf"), "float inf is not finite"),
-        (float("-inf"), "float -inf is not finite"),
-        (-0.0, "float -0.0 has no JSON form"),
-        (MAX_SAFE_INTEGER + 1, "integer 9007199254740992 is outside the safe range ±(2**53-1)"),
-        (-MAX_SAFE_INTEGER - 1, "integer -9007199254740992 is outside the safe range ±(2**53-1)"),
-        (2**64, "integer 18446744073709551616 is outside the safe range ±(2**53-1)"),
-        ((1, 2), "tuple is not a JSON type"),
-        ({1, 2}, "set is not a JSON type"),
-        (frozenset(), "frozenset is not a JSON type"),
-        (b"bytes", "bytes is not a JSON type"),
-        (bytearray(b"x"), "bytearray is not a JSON type"),
-        (Custom(), "Custom is not a JSON type"),
-        (len, "builtin_function_or_method is not a JSON type"),
-        (DictSubclass(), "DictSubclass is a dict subclass, not plain JSON"),
-        (collections.OrderedDict(), "OrderedDict is a dict subclass, not plain JSON"),
-        (ListSubclass(), "ListSubclass is a list subclass, not plain JSON"),
+        (float("nan"), "is nan (not a finite number)"),
+        (float("inf"), "is inf (not a finite number)"),
+        (float("-inf"), "is -inf (not a finite number)"),
+        (-0.0, "is -0.0 (no JSON form)"),
+        (MAX_SAFE_INTEGER + 1, "is 9007199254740992 (outside the safe integer range ±(2**53-1))"),
+        (-MAX_SAFE_INTEGER - 1, "is -9007199254740992 (outside the safe integer range ±(2**53-1))"),
+        (2**64, "is 18446744073709551616 (outside the safe integer range ±(2**53-1))"),
+        ((1, 2), "is of type tuple (not a JSON type)"),
+        ({1, 2}, "is of type set (not a JSON type)"),
+        (frozenset(), "is of type frozenset (not a JSON type)"),
+        (b"bytes", "is of type bytes (not a JSON type)"),
+        (bytearray(b"x"), "is of type bytearray (not a JSON type)"),
+        (Custom(), "is of type Custom (not a JSON type)"),
+        (len, "is of type builtin_function_or_method (not a JSON type)"),
+        (DictSubclass(), "is of type DictSubclass (a dict subclass, not plain JSON)"),
+        (collections.OrderedDict(), "is of type OrderedDict (a dict subclass, not plain JSON)"),
+        (ListSubclass(), "is of type ListSubclass (a list subclass, not plain JSON)"),
     ],
 )
 def test_values_outside_the_domain_are_refused_with_a_reason(value: Any, reason: str) -> None:
@@ -165,7 +165,8 @@ def test_values_outside_the_domain_are_refused_with_a_reason(value: Any, reason:
         snapshot(value)
     assert info.value.path == "$"
     assert info.value.reason == reason
-    assert str(info.value) == f"value at $ is not lossless JSON: {reason}"
+    assert str(info.value) == f"value is not lossless JSON: $ {reason}"
+    assert info.value.detail == f"$ {reason}"
 
 
 @pytest.mark.parametrize(
@@ -184,14 +185,14 @@ def test_a_refusal_names_the_json_path_of_the_offending_value(value: Any, path: 
     with pytest.raises(NotLosslessJson) as info:
         snapshot(value)
     assert info.value.path == path
-    assert str(info.value).startswith(f"value at {path} is not lossless JSON: ")
+    assert str(info.value).startswith(f"value is not lossless JSON: {path} is ")
 
 
 def test_a_non_string_key_is_refused_naming_the_key() -> None:
     with pytest.raises(NotLosslessJson) as info:
         snapshot({"x": {"fine": 1, 7: 2}})
-    assert info.value.path == "$.x[<int key 7>]"
-    assert info.value.reason == "key 7 (int) is not a str"
+    assert info.value.path == "$.x"
+    assert info.value.detail == "$.x has key 7 of type int (JSON object keys are strings)"
 
 
 @pytest.mark.parametrize("key", [1, None, True, (1,), 1.5])
@@ -206,7 +207,7 @@ def test_a_cycle_is_refused_at_the_key_that_closes_it() -> None:
     with pytest.raises(NotLosslessJson) as info:
         snapshot(value)
     assert info.value.path == "$.a[0].b"
-    assert info.value.reason == "value contains itself (a cycle)"
+    assert info.value.reason == "refers back to an enclosing value (a cycle)"
 
 
 def test_a_self_containing_dict_is_refused() -> None:
@@ -226,7 +227,7 @@ def test_a_deep_cycle_is_found_without_recursion_limits() -> None:
     with pytest.raises(NotLosslessJson) as info:
         snapshot(root)
     assert info.value.path == "$" + "[0]" * 3000
-    assert info.value.reason == "value contains itself (a cycle)"
+    assert info.value.reason == "refers back to an enclosing value (a cycle)"
 
 
 def test_bool_is_kept_as_bool_not_turned_into_a_number() -> None:

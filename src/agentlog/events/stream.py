@@ -325,7 +325,7 @@ def _validate_record(i: int, record: JsonValue) -> None:
         except NotLosslessJson as exc:
             where = exc.path.replace("$", _json_path([i, "chunk"]), 1)
             raise StreamRecordError(
-                f"stream record {i}: chunk must be lossless JSON: {exc.reason} (at {where})"
+                f"stream record {i}: chunk must be lossless JSON: {where} {exc.reason}"
             ) from exc
         return
     if record_type in ("text-chunks", "reasoning-chunks"):

@@ -8,8 +8,10 @@ from agentlog.lifecycle.invariants import (
     InvariantTrace,
     Trace,
     check_invariants,
+    has_invariants,
     install_invariants,
     install_trace,
+    trace_of_end,
 )
 from agentlog.lifecycle.pairing import (
     pairing_counters,
@@ -38,6 +40,7 @@ __all__ = [
     "check_invariants",
     "check_provider_history",
     "fork_session",
+    "has_invariants",
     "history_problems",
     "install_invariants",
     "install_trace",
@@ -46,4 +49,5 @@ __all__ = [
     "pairing_counters",
     "tool_pairing_balanced_after",
     "tool_pairing_balanced_before",
+    "trace_of_end",
 ]

@@ -1,9 +1,9 @@
 """The invariant companion: turn, step and tool-call structure checked at the append site.
 
 Implements spec/core.md §11. ``InvariantTrace`` is the pure state machine: ``check()``
-validates a candidate without changing anything, ``apply()`` advances after commit.
-``install_invariants(session)`` replays the session's whole log (seed and end-seed marker
-included) and then vetoes every append that breaks the structure, before it is committed:
+validates a candidate without changing anything, ``apply()`` advances after commit. Both are
+O(1) per event (a dispatch on the type, a few field reads, one set operation), because stores
+run the companion on every append by default.
 
 * turns open and close in order, numbered from 1; steps likewise within each turn;
 * step-bound events (``assistant/message``, ``tool/call``, appended ``tool/result``, ...) name
@@ -13,20 +13,36 @@ included) and then vetoes every append that breaks the structure, before it is c
 * ``request/header`` and ``request/context`` are turn-enclosed.
 
 ``user/message``, ``session/end-seed`` and plugin types are unconstrained.
+
+``install_invariants(session)`` replays the session's whole log (seed and end-seed marker
+included; a log that breaks the rules raises) and then vetoes every append that breaks them.
+With ``loaded=True`` — what a store does for the sessions it creates, resumes and forks — the
+log's own history is not judged: the companion follows only the trace the log's end leaves (the
+state after its last ``turn/end``, or its open last turn replayed), and a log whose end it
+cannot follow is left unchecked, with a warning. Installing twice is a no-op.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Protocol
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 from agentlog.errors import InvariantError
 from agentlog.lifecycle.repair import TOOL_NOT_STARTED
-from agentlog.session import Session
-from agentlog.values import js_text
+from agentlog.session import Session, Trace
+from agentlog.values import dumps, js_text
 
-__all__ = ["InvariantTrace", "Trace", "check_invariants", "install_invariants", "install_trace"]
+__all__ = [
+    "InvariantTrace",
+    "Trace",
+    "check_invariants",
+    "has_invariants",
+    "install_invariants",
+    "install_trace",
+    "trace_of_end",
+]
 
 _logger = logging.getLogger("agentlog.invariants")
 
@@ -42,9 +58,16 @@ _STEP_BOUND: Final = frozenset(
 )
 _TURN_BOUND: Final = frozenset({"request/header", "request/context"})
 
+_INSTALLED: weakref.WeakKeyDictionary[Session, InvariantTrace] = weakref.WeakKeyDictionary()
+"""The sessions running the companion, and its trace (``has_invariants``)."""
+
 
 def _field(data: Any, key: str) -> Any:
     return data.get(key) if isinstance(data, dict) else None
+
+
+def _fail(message: str, event: Mapping[str, Any]) -> None:
+    raise InvariantError(message, event_type=event.get("type"), seq=event.get("seq"))
 
 
 class InvariantTrace:
@@ -68,98 +91,63 @@ class InvariantTrace:
         """
         seq = event["seq"]
         if seq <= self.last_seq:
-            self._fail(f"seq must strictly increase: saw {seq} after {self.last_seq}", event)
-        event_type = event["type"]
-        data = event["data"]
-        open_turn, open_step = self.open_turn, self.open_step
-        if event_type == "turn/start":
-            turn = _field(data, "turn")
-            if open_turn is not None:
-                self._fail(
-                    f"turn/start {_js(turn)} while turn {_js(open_turn)} is still open", event
-                )
-            if turn != self.next_turn:
-                self._fail(f"turn/start expected turn {self.next_turn}, got {_js(turn)}", event)
-        elif event_type == "turn/end":
-            turn = _field(data, "turn")
-            if open_turn is None or turn != open_turn:
-                self._fail(f"turn/end {_js(turn)} does not match open turn {_js(open_turn)}", event)
-            if open_step is not None:
-                self._fail(f"turn/end {_js(turn)} while step {_js(open_step)} is still open", event)
-        elif event_type == "step/start":
-            turn, step = _field(data, "turn"), _field(data, "step")
-            if open_turn is None or turn != open_turn:
-                self._fail(
-                    f"step/start in turn {_js(turn)} but open turn is {_js(open_turn)}", event
-                )
-            if open_step is not None:
-                self._fail(
-                    f"step/start {_js(step)} while step {_js(open_step)} is still open", event
-                )
-            if step != self.next_step:
-                self._fail(
-                    f"step/start expected step {self.next_step} in turn {_js(turn)}, "
-                    f"got {_js(step)}",
-                    event,
-                )
-        elif event_type in _STEP_BOUND or (
-            event_type == "tool/result" and event.get("surfaceOp") == "append"
-        ):
-            self._check_open_step(event)
-            if event_type == "tool/result":
-                self._check_answer(event)
-        elif event_type == "tool/result":
-            if open_turn is None:
-                self._fail("tool/result surface replacement appended outside any open turn", event)
-        elif event_type in _TURN_BOUND and open_turn is None:
-            self._fail(
-                f"{event_type} appended outside any open turn (core execution events must be "
-                "turn-enclosed)",
-                event,
-            )
+            _fail(f"seq must strictly increase: saw {seq} after {self.last_seq}", event)
+        rule = _CHECKS.get(event["type"])
+        if rule is not None:
+            rule(self, event)
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """Advance the trace past ``event`` (which ``check()`` accepted)."""
         self.last_seq = event["seq"]
-        event_type = event["type"]
-        data = event["data"]
-        if event_type == "turn/start":
-            self.open_turn = _field(data, "turn")
-            self.next_step = 1
-        elif event_type == "turn/end":
-            self.open_turn = None
-            self.next_turn += 1
-            self.pending.clear()
-        elif event_type == "step/start":
-            self.open_step = _field(data, "step")
-        elif event_type == "step/end":
-            self.open_step = None
-            self.next_step += 1
-            self.pending.clear()
-        elif event_type == "tool/call":
-            self.pending.add(_field(data, "callId"))
-        elif event_type == "tool/result" and event.get("surfaceOp") == "append":
-            self.pending.discard(_call_id(data))
+        step = _APPLY.get(event["type"])
+        if step is not None:
+            step(self, event)
 
-    def _check_open_step(self, event: Mapping[str, Any]) -> None:
-        data = event["data"]
-        turn, step = _field(data, "turn"), _field(data, "step")
-        if (
-            self.open_turn is None
-            or self.open_step is None
-            or (turn, step)
-            != (
-                self.open_turn,
-                self.open_step,
-            )
-        ):
-            self._fail(
-                f"{event['type']} names turn {_js(turn)}/step {_js(step)} but open is turn "
-                f"{_js(self.open_turn)}/step {_js(self.open_step)}",
+    # --- checks, one per constrained type ---------------------------------------------
+
+    def _check_turn_start(self, event: Mapping[str, Any]) -> None:
+        turn = _field(event["data"], "turn")
+        if self.open_turn is not None:
+            _fail(f"turn/start {_js(turn)} while turn {_js(self.open_turn)} is still open", event)
+        if turn != self.next_turn:
+            _fail(f"turn/start expected turn {self.next_turn}, got {_js(turn)}", event)
+
+    def _check_turn_end(self, event: Mapping[str, Any]) -> None:
+        turn, open_turn = _field(event["data"], "turn"), self.open_turn
+        if open_turn is None or turn != open_turn:
+            _fail(f"turn/end {_js(turn)} does not match open turn {_js(open_turn)}", event)
+        if self.open_step is not None:
+            _fail(f"turn/end {_js(turn)} while step {_js(self.open_step)} is still open", event)
+
+    def _check_step_start(self, event: Mapping[str, Any]) -> None:
+        open_turn = self.open_turn
+        turn, step = _turn_and_step(event["data"])
+        if open_turn is None or turn != open_turn:
+            _fail(f"step/start in turn {_js(turn)} but open turn is {_js(open_turn)}", event)
+        if self.open_step is not None:
+            _fail(f"step/start {_js(step)} while step {_js(self.open_step)} is still open", event)
+        if step != self.next_step:
+            _fail(
+                f"step/start expected step {self.next_step} in turn {_js(turn)}, got {_js(step)}",
                 event,
             )
 
-    def _check_answer(self, event: Mapping[str, Any]) -> None:
+    def _check_step_bound(self, event: Mapping[str, Any]) -> None:
+        turn, step = _turn_and_step(event["data"])
+        open_turn, open_step = self.open_turn, self.open_step
+        if open_turn is None or open_step is None or turn != open_turn or step != open_step:
+            _fail(
+                f"{event['type']} names turn {_js(turn)}/step {_js(step)} but open is turn "
+                f"{_js(open_turn)}/step {_js(open_step)}",
+                event,
+            )
+
+    def _check_tool_result(self, event: Mapping[str, Any]) -> None:
+        if event.get("surfaceOp") != "append":  # a replacement (the pruner's rewrite)
+            if self.open_turn is None:
+                _fail("tool/result surface replacement appended outside any open turn", event)
+            return
+        self._check_step_bound(event)
         data = event["data"]
         call_id = _call_id(data)
         if call_id in self.pending:
@@ -170,15 +158,78 @@ class InvariantTrace:
             and _field(_field(data, "error"), "code") == TOOL_NOT_STARTED
         ):
             return
-        self._fail(f"tool/result for {_js(call_id)} with no prior tool/call in this step", event)
+        _fail(f"tool/result for {_js(call_id)} with no prior tool/call in this step", event)
 
-    @staticmethod
-    def _fail(message: str, event: Mapping[str, Any]) -> None:
-        raise InvariantError(message, event_type=event.get("type"), seq=event.get("seq"))
+    def _check_turn_bound(self, event: Mapping[str, Any]) -> None:
+        if self.open_turn is None:
+            _fail(
+                f"{event['type']} appended outside any open turn (core execution events must be "
+                "turn-enclosed)",
+                event,
+            )
+
+    # --- transitions ------------------------------------------------------------------
+
+    def _apply_turn_start(self, event: Mapping[str, Any]) -> None:
+        self.open_turn = _field(event["data"], "turn")
+        self.next_step = 1
+
+    def _apply_turn_end(self, event: Mapping[str, Any]) -> None:
+        self.open_turn = None
+        self.next_turn += 1
+        self.pending.clear()
+
+    def _apply_step_start(self, event: Mapping[str, Any]) -> None:
+        self.open_step = _field(event["data"], "step")
+
+    def _apply_step_end(self, event: Mapping[str, Any]) -> None:
+        self.open_step = None
+        self.next_step += 1
+        self.pending.clear()
+
+    def _apply_tool_call(self, event: Mapping[str, Any]) -> None:
+        self.pending.add(_field(event["data"], "callId"))
+
+    def _apply_tool_result(self, event: Mapping[str, Any]) -> None:
+        if event.get("surfaceOp") == "append":
+            self.pending.discard(_call_id(event["data"]))
+
+
+_Step = Callable[[InvariantTrace, Mapping[str, Any]], None]
+
+_CHECKS: Final[dict[str, _Step]] = {
+    "turn/start": InvariantTrace._check_turn_start,
+    "turn/end": InvariantTrace._check_turn_end,
+    "step/start": InvariantTrace._check_step_start,
+    "tool/result": InvariantTrace._check_tool_result,
+    **dict.fromkeys(_STEP_BOUND, InvariantTrace._check_step_bound),
+    **dict.fromkeys(_TURN_BOUND, InvariantTrace._check_turn_bound),
+}
+"""The rule of each constrained event type; every other type is unconstrained."""
+
+_APPLY: Final[dict[str, _Step]] = {
+    "turn/start": InvariantTrace._apply_turn_start,
+    "turn/end": InvariantTrace._apply_turn_end,
+    "step/start": InvariantTrace._apply_step_start,
+    "step/end": InvariantTrace._apply_step_end,
+    "tool/call": InvariantTrace._apply_tool_call,
+    "tool/result": InvariantTrace._apply_tool_result,
+}
+"""How each event type that moves the trace moves it."""
+
+
+def _turn_and_step(data: Any) -> tuple[Any, Any]:
+    if isinstance(data, dict):
+        return data.get("turn"), data.get("step")
+    return None, None
 
 
 def _call_id(data: Any) -> Any:
-    return _field(_field(_field(data, "message"), "source"), "callId")
+    """``data.message.source.callId``, or ``None`` where the path breaks (one lookup chain)."""
+    try:
+        return data["message"]["source"]["callId"]
+    except (KeyError, TypeError, IndexError):
+        return None
 
 
 def _js(value: Any) -> str:
@@ -197,65 +248,106 @@ def check_invariants(events: Iterable[Mapping[str, Any]]) -> None:
         trace.apply(event)
 
 
-def install_invariants(session: Session) -> Callable[[], None]:
-    """Check ``session``'s log now and every future append against spec/core.md §11.
+def _nothing() -> None:
+    return None
 
-    The whole existing log is replayed first (a bad seed raises here). Then a pre-commit
-    validator vetoes a breaking candidate (the append raises ``InvariantError`` and nothing
-    changes) and a post-commit observer advances the trace, so a veto by another validator
-    leaves the trace untouched.
+
+def install_invariants(session: Session, *, loaded: bool = False) -> Callable[[], None]:
+    """Check every future append to ``session`` against spec/core.md §11.
+
+    A pre-commit check vetoes a breaking candidate (the append raises ``InvariantError`` and
+    nothing changes); the trace advances only once an append commits, so a veto by a validator
+    leaves it untouched. Installing on a session that already runs the companion is a no-op
+    (and returns a remover that does nothing); ``has_invariants`` tells whether one runs.
+
+    Args:
+        session: The session to guard.
+        loaded: The log is a stored one (stores pass ``True``): its own history is not judged;
+            the companion follows the trace the log's end leaves, and a log whose end it cannot
+            follow is left unchecked, with a warning on the ``agentlog.invariants`` logger.
 
     Returns:
         A function that uninstalls the companion.
 
     Raises:
-        InvariantError: when the existing log already breaks the rules.
+        InvariantError: when the existing log already breaks the rules (unless ``loaded``).
     """
-    return install_trace(session, InvariantTrace())
+    if session in _INSTALLED:
+        return _nothing
+    if loaded:
+        try:
+            trace = trace_of_end(session.events)
+        except InvariantError as problem:
+            _logger.warning(
+                'session "%s": structure checks are off: its log cannot be followed at seq %s '
+                "(%s); later appends are not checked (spec/core.md §11)",
+                session.id,
+                problem.seq,
+                problem,
+            )
+            return _nothing
+        remove = session.add_trace(trace)
+    else:
+        trace = InvariantTrace()
+        remove = install_trace(session, trace)
+    _INSTALLED[session] = trace
+
+    def uninstall() -> None:
+        if _INSTALLED.get(session) is trace:
+            del _INSTALLED[session]
+            remove()
+
+    return uninstall
 
 
-class Trace(Protocol):
-    """A fold over a log that can veto an event before it is applied (a companion's state)."""
+def has_invariants(session: Session) -> bool:
+    """Whether ``session`` runs the invariant companion (``install_invariants``)."""
+    return session in _INSTALLED
 
-    def check(self, event: Mapping[str, Any]) -> None:
-        """Raise ``InvariantError`` when ``event`` may not come next."""
 
-    def apply(self, event: Mapping[str, Any]) -> None:
-        """Advance past ``event`` (already checked)."""
+def trace_of_end(events: Sequence[Mapping[str, Any]]) -> InvariantTrace:
+    """The trace a log's end leaves, read from its last turn only.
+
+    After a closed last turn (``turn/end N``) the trace is idle and expects turn ``N + 1``;
+    an open last turn (``turn/start N`` and what follows) is replayed through the checks; a log
+    with no turn expects turn 1. What came before is not judged (a stored log's own anomalies
+    are history), so the cost does not grow with the log.
+
+    Raises:
+        InvariantError: when the end cannot be followed: a turn number that is not a positive
+            integer, or an open last turn that breaks the rules.
+    """
+    trace = InvariantTrace()
+    trace.last_seq = events[-1]["seq"] if events else -1
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        event_type = event["type"]
+        if event_type != "turn/end" and event_type != "turn/start":
+            continue
+        turn = _field(event["data"], "turn")
+        if type(turn) is not int or turn < 1:
+            shown = dumps(turn).decode()
+            _fail(f"{event_type} has turn {shown}, not a positive integer", event)
+        if event_type == "turn/end":
+            trace.next_turn = turn + 1
+            return trace
+        trace.next_turn = turn
+        trace.last_seq = event["seq"] - 1
+        for tail_event in events[index:]:
+            trace.check(tail_event)
+            trace.apply(tail_event)
+        return trace
+    return trace
 
 
 def install_trace(session: Session, trace: Trace) -> Callable[[], None]:
     """Run ``trace`` over ``session``'s log now and at every future append; the uninstaller.
 
-    The existing log is replayed first (a bad log raises here). Then a pre-commit validator
-    vetoes a breaking candidate and a post-commit observer applies the committed event, so a
-    veto by another validator leaves the trace untouched.
+    The existing log is replayed first (a bad log raises here, and nothing is installed). Then
+    the session checks each candidate with it before commit and applies each committed event
+    (``Session.add_trace``), so a veto by a validator leaves the trace untouched.
     """
     for event in session.events:
         trace.check(event)
         trace.apply(event)
-    staged: list[Mapping[str, Any]] = []
-
-    def validate(_session: Session, candidate: Mapping[str, Any]) -> None:
-        trace.check(candidate)
-        staged[:] = [candidate]
-
-    def commit(_session: Session, event: Mapping[str, Any]) -> None:
-        if not staged or staged[0] is not event:
-            _logger.error(
-                'session "%s": session/event reached publication without matching pre-commit '
-                "validation",
-                session.id,
-            )
-            return
-        staged.clear()
-        trace.apply(event)
-
-    remove_validator = session.add_validator(validate)
-    remove_observer = session.add_observer(commit)
-
-    def uninstall() -> None:
-        remove_validator()
-        remove_observer()
-
-    return uninstall
+    return session.add_trace(trace)

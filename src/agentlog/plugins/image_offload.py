@@ -14,10 +14,17 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from agentlog.events import Event
+from agentlog.plugins.sessions import require_session
 from agentlog.session import Session
 from agentlog.surface import image_blocks
 
-__all__ = ["OFFLOAD_REQUIRED", "offload_for_failure", "offload_images"]
+__all__ = [
+    "OFFLOAD_REQUIRED",
+    "offload_for_failure",
+    "offload_images",
+    "offload_targets",
+    "requested_offload",
+]
 
 OFFLOAD_REQUIRED = "IMAGE_OFFLOAD_REQUIRED"
 """The failure code of a request refused until some images are offloaded."""
@@ -25,18 +32,13 @@ OFFLOAD_REQUIRED = "IMAGE_OFFLOAD_REQUIRED"
 _TARGET_TYPES = ("user/message", "tool/result")
 
 
-def offload_images(
+def offload_targets(
     session: Session, count: int, *, within: Collection[int] | None = None
-) -> Event | None:
-    """Offload the ``count`` oldest images still sent, as one ``image/offload`` event.
+) -> list[dict[str, Any]]:
+    """The ``targets`` of an ``image/offload`` of the ``count`` oldest images still sent.
 
-    Args:
-        session: The session (created with the ``IMAGE_OFFLOAD`` projection).
-        count: How many images to offload (fewer when fewer remain).
-        within: Only consider these surface nodes (a compaction's shadowed span).
-
-    Returns:
-        The appended event, or ``None`` when no image is left to offload.
+    In request order: each user message or tool result on the surface (only ``within``, when
+    given), its images not yet offloaded, indexed depth-first. Empty when none is left.
     """
     targets: list[dict[str, Any]] = []
     remaining = count
@@ -58,18 +60,48 @@ def offload_images(
         if indexes:
             targets.append({"seq": seq, "imageIndexes": indexes})
             remaining -= len(indexes)
-    if not targets:
+    return targets
+
+
+def offload_images(
+    session: Session, count: int, *, within: Collection[int] | None = None
+) -> Event | None:
+    """Offload the ``count`` oldest images still sent, as one ``image/offload`` event.
+
+    For an ``agentlog.aio`` session, await ``agentlog.aio.offload_images`` (its twin).
+
+    Args:
+        session: The session (created with the ``IMAGE_OFFLOAD`` projection).
+        count: How many images to offload (fewer when fewer remain).
+        within: Only consider these surface nodes (a compaction's shadowed span).
+
+    Returns:
+        The appended event, or ``None`` when no image is left to offload.
+
+    Raises:
+        TypeError: for an ``agentlog.aio`` session.
+    """
+    require_session(session, "offload_images")
+    with session.batch():  # the targets are still the oldest when the event lands
+        targets = offload_targets(session, count, within=within)
+        return session.append("image/offload", {"targets": targets}) if targets else None
+
+
+def requested_offload(failure: Mapping[str, Any]) -> int | None:
+    """How many images an ``IMAGE_OFFLOAD_REQUIRED`` failure asks to offload (else ``None``)."""
+    wanted = failure.get("offloadImages")
+    if failure.get("code") != OFFLOAD_REQUIRED or type(wanted) is not int or wanted < 1:
         return None
-    return session.append("image/offload", {"targets": targets})
+    return wanted
 
 
 def offload_for_failure(session: Session, failure: Mapping[str, Any]) -> Event | None:
     """Record the offload an ``IMAGE_OFFLOAD_REQUIRED`` failure asks for (else ``None``).
 
     The caller retries the request when an event was recorded (no provider retry budget is
-    spent), and treats the failure as an ordinary error otherwise.
+    spent), and treats the failure as an ordinary error otherwise. For an ``agentlog.aio``
+    session, await ``agentlog.aio.offload_for_failure`` (its twin).
     """
-    wanted = failure.get("offloadImages")
-    if failure.get("code") != OFFLOAD_REQUIRED or type(wanted) is not int or wanted < 1:
-        return None
-    return offload_images(session, wanted)
+    require_session(session, "offload_for_failure")
+    wanted = requested_offload(failure)
+    return None if wanted is None else offload_images(session, wanted)

@@ -16,17 +16,21 @@ from typing import Any, Final
 
 from agentlog.errors import CompactionConfigError, CompactionError
 from agentlog.lifecycle import open_turn
+from agentlog.plugins.sessions import require_session
 from agentlog.plugins.tokens import estimate_message
 from agentlog.session import Session
 from agentlog.values import thaw
 
 __all__ = [
     "MARKER",
+    "PlannedPrune",
     "PruneConfig",
     "PruneResult",
     "PrunedResult",
+    "plan_pruning",
     "prune_content",
     "prune_tool_results",
+    "pruned",
 ]
 
 MARKER: Final = "\n\n[... tool result middle pruned ...]\n\n"
@@ -146,26 +150,47 @@ def prune_content(blocks: Sequence[Any], config: PruneConfig | None = None) -> l
     return pruned
 
 
-def prune_tool_results(session: Session, config: PruneConfig | None = None) -> PruneResult:
-    """Prune every oversized tool result on ``session``'s surface (``pruneSession``).
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedPrune:
+    """One oversized tool result and what pruning it appends (the I/O-free half of a pass)."""
 
-    A second pass is a no-op. Results pruned before a failing one stay pruned.
+    seq: int
+    """The tool result's node."""
+    prune: dict[str, Any]
+    """The ``compaction/prune`` data: the node and its shadow price."""
+    replacement: dict[str, Any]
+    """The replacing ``tool/result`` data: the same result with shorter content."""
+    chars_before: int
+    chars_after: int
 
-    Args:
-        session: A session with an open turn (a replacement result is turn-enclosed).
-        config: The budgets; dsh's defaults when ``None``.
+    @property
+    def surface_op(self) -> dict[str, Any]:
+        """The replace of exactly this node (the rewrite guard of spec/core.md §5.5)."""
+        return {"op": "replace", "startSeq": self.seq, "endSeq": self.seq}
+
+    def done(self, replacement_seq: int) -> PrunedResult:
+        """The outcome once the replacement is appended at ``replacement_seq``."""
+        return PrunedResult(
+            original_seq=self.seq,
+            replacement_seq=replacement_seq,
+            call_id=str(self.replacement["message"].get("toolCallId")),
+            chars_before=self.chars_before,
+            chars_after=self.chars_after,
+        )
+
+
+def plan_pruning(session: Session, config: PruneConfig) -> list[PlannedPrune]:
+    """Every oversized tool result on ``session``'s surface, and its pruned replacement.
 
     Raises:
-        CompactionError: ``invalid`` when no turn is open (nothing is written).
+        CompactionError: ``invalid`` when no turn is open (a replacement is turn-enclosed).
     """
-    config = config or PruneConfig()
     if open_turn(session.events) is None:
         raise CompactionError(
             "tool-result pruning needs an open turn: a replacement tool/result is turn-enclosed",
             code="invalid",
         )
-    done: list[PrunedResult] = []
-    removed = 0
+    planned: list[PlannedPrune] = []
     for seq in session.surface.nodes:
         event = session.event_at(seq)
         if event.type != "tool/result":
@@ -177,31 +202,57 @@ def prune_tool_results(session: Session, config: PruneConfig | None = None) -> P
         shorter = prune_content(content, config)
         if shorter is None:
             continue
-        session.append(
-            "compaction/prune",
-            {
-                "shadowedRange": {"start": seq, "end": seq},
-                "shadowedSeqs": [seq],
-                "shadowedTokenCount": estimate_message(message),
-            },
-        )
         data = thaw(event.data)
         data["message"] = {**thaw(message), "content": thaw(shorter)}
-        replacement = session.append(
-            "tool/result",
-            data,
-            surface_op={"op": "replace", "startSeq": seq, "endSeq": seq},
-            source_event_seqs=[seq],
-        )
-        before, after = _text_length(content), _text_length(shorter)
-        removed += before - after
-        done.append(
-            PrunedResult(
-                original_seq=seq,
-                replacement_seq=replacement.seq,
-                call_id=str(data["message"].get("toolCallId")),
-                chars_before=before,
-                chars_after=after,
+        planned.append(
+            PlannedPrune(
+                seq=seq,
+                prune={
+                    "shadowedRange": {"start": seq, "end": seq},
+                    "shadowedSeqs": [seq],
+                    "shadowedTokenCount": estimate_message(message),
+                },
+                replacement=data,
+                chars_before=_text_length(content),
+                chars_after=_text_length(shorter),
             )
         )
+    return planned
+
+
+def pruned(done: Sequence[PrunedResult]) -> PruneResult:
+    """The outcome of a pass that pruned ``done``."""
+    removed = sum(result.chars_before - result.chars_after for result in done)
     return PruneResult(pruned=tuple(done), chars_removed=removed)
+
+
+def prune_tool_results(session: Session, config: PruneConfig | None = None) -> PruneResult:
+    """Prune every oversized tool result on ``session``'s surface (``pruneSession``).
+
+    Each pruned result is ``compaction/prune`` followed by its replacement; the pass reaches the
+    store as one group commit (``Session.batch``). A second pass is a no-op. Results pruned
+    before a failing one stay pruned. For an ``agentlog.aio`` session, await
+    ``agentlog.aio.prune_tool_results`` (its twin).
+
+    Args:
+        session: A session with an open turn (a replacement result is turn-enclosed).
+        config: The budgets; dsh's defaults when ``None``.
+
+    Raises:
+        CompactionError: ``invalid`` when no turn is open (nothing is written).
+        TypeError: for an ``agentlog.aio`` session.
+    """
+    require_session(session, "prune_tool_results")
+    config = config or PruneConfig()
+    done: list[PrunedResult] = []
+    with session.batch():
+        for planned in plan_pruning(session, config):
+            session.append("compaction/prune", planned.prune)
+            replacement = session.append(
+                "tool/result",
+                planned.replacement,
+                surface_op=planned.surface_op,
+                source_event_seqs=[planned.seq],
+            )
+            done.append(planned.done(replacement.seq))
+    return pruned(done)

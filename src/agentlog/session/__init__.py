@@ -4,7 +4,7 @@ Implements spec/core.md §3, §4, §6, §7 and §9.
 """
 
 from agentlog.session.header import FORMAT_VERSION, build_header
-from agentlog.session.hooks import Observer, Validator, on_session_created
+from agentlog.session.hooks import Observer, Trace, Validator, on_session_created
 from agentlog.session.ids import MAX_ID_BYTES, check_session_id, session_id_problem
 from agentlog.session.log import EventLog
 from agentlog.session.request import canonical_header, fold_request_header, header_equals
@@ -21,6 +21,7 @@ __all__ = [
     "Session",
     "Sink",
     "Surface",
+    "Trace",
     "Validator",
     "build_header",
     "check_session_id",

@@ -34,7 +34,10 @@ def build_header(session_id: str, header: object, clock: Callable[[], int]) -> F
     try:
         value = snapshot(header)
     except NotLosslessJson as exc:
-        raise _rejected("session header is not losslessly JSON-serializable", session_id) from exc
+        spec_text = "session header is not losslessly JSON-serializable"
+        raise SeedRejected(
+            f"{spec_text}: {exc.detail}", spec_text=spec_text, session_id=session_id
+        ) from exc
     if not isinstance(value, FrozenDict):
         raise _rejected("session header is not a plain JSON record", session_id)
     frozen: FrozenDict = value

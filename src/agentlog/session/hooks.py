@@ -1,9 +1,14 @@
-"""Pre-commit validators, post-commit observers and session-created hooks (spec/core.md §4).
+"""Pre-commit validators, post-commit observers, traces and session-created hooks.
 
-Validators may veto a candidate event; observers are told about committed events and can never
-change an append's result: their exceptions — and the failures of awaitables they return, run on
-the current event loop — are logged as warnings with the texts of spec/core.md §4 step 9d. While
-either runs, the session is *publishing*, and a reentrant append is refused (E5).
+Implements spec/core.md §4 steps 9b–9d. Validators may veto a candidate event; observers are
+told about committed events and can never change an append's result: their exceptions — and the
+failures of awaitables they return, run on the current event loop — are logged as warnings with
+the texts of spec/core.md §4 step 9d. While either runs, the session is *publishing*, and a
+reentrant append is refused (E5).
+
+A *trace* is the cheap form of a validator and observer pair for a companion's state machine
+(spec/core.md §11): ``check`` vetoes a candidate before the validators, ``apply`` advances right
+after commit. The session calls both directly, so a companion costs a method call per append.
 """
 
 from __future__ import annotations
@@ -11,15 +16,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentlog.events import Event
 
 if TYPE_CHECKING:
     from agentlog.session.session import Session
 
-__all__ = ["Hooks", "Observer", "Validator", "announce", "on_session_created"]
+__all__ = ["Hooks", "Observer", "Trace", "Validator", "announce", "on_session_created"]
 
 _logger = logging.getLogger("agentlog.session")
 
@@ -29,14 +34,25 @@ Observer = Callable[["Session", Event], object]
 """Post-commit notification; exceptions (and failed awaitables) are logged, never raised."""
 
 
-class Hooks:
-    """The validators and observers of one session, and whether it is publishing."""
+class Trace(Protocol):
+    """A fold over a log that can veto an event before it is applied (a companion's state)."""
 
-    __slots__ = ("observers", "publishing", "validators")
+    def check(self, event: Mapping[str, Any]) -> None:
+        """Raise an ``EventRejected`` when ``event`` may not come next; change nothing."""
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """Advance past ``event`` (already checked and committed); never raises."""
+
+
+class Hooks:
+    """The validators, traces and observers of one session, and whether it is publishing."""
+
+    __slots__ = ("observers", "publishing", "traces", "validators")
 
     def __init__(self) -> None:
         self.validators: list[Validator] = []
         self.observers: list[Observer] = []
+        self.traces: list[Trace] = []
         self.publishing = False
 
     def add_validator(self, validator: Validator) -> Callable[[], None]:
@@ -48,6 +64,11 @@ class Hooks:
         """Register an observer; returns its remover."""
         self.observers.append(observer)
         return lambda: self.observers.remove(observer)
+
+    def add_trace(self, trace: Trace) -> Callable[[], None]:
+        """Register a trace; returns its remover."""
+        self.traces.append(trace)
+        return lambda: self.traces.remove(trace)
 
     def validate(self, session: Session, candidate: Event) -> None:
         """Run every validator on ``candidate`` (spec/core.md §4 step 9b); the first raise wins."""

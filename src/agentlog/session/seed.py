@@ -62,6 +62,7 @@ def replay_seed(
                     f"seed event at index {index} is not losslessly JSON-serializable",
                     session_id,
                     index,
+                    exc,
                 ) from exc
             if not envelope_is_valid(frozen):
                 raise _envelope_rejected(session_id, index)
@@ -172,5 +173,15 @@ def _envelope_rejected(session_id: str, index: int) -> SeedRejected:
     )
 
 
-def _rejected(message: str, session_id: str, index: int | None = None) -> SeedRejected:
-    return SeedRejected(message, session_id=session_id, index=index)
+def _rejected(
+    message: str,
+    session_id: str,
+    index: int | None = None,
+    cause: NotLosslessJson | None = None,
+) -> SeedRejected:
+    if cause is None:
+        return SeedRejected(message, session_id=session_id, index=index)
+    # The catalogue text says neither where nor why: name the JSON path and the reason.
+    return SeedRejected(
+        f"{message}: {cause.detail}", spec_text=message, session_id=session_id, index=index
+    )

@@ -18,7 +18,7 @@ from typing import Any, Final
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
 from agentlog.session.header import build_header
-from agentlog.session.hooks import Hooks, Observer, Validator, announce
+from agentlog.session.hooks import Hooks, Observer, Trace, Validator, announce
 from agentlog.session.ids import check_session_id
 from agentlog.session.log import EventLog, MessageLog
 from agentlog.session.request import canonical_header
@@ -373,6 +373,18 @@ class Session:
         """
         return self._hooks.add_observer(observer)
 
+    def add_trace(self, trace: Trace) -> Callable[[], None]:
+        """Fold every later append through ``trace``, a companion's state (spec/core.md §11).
+
+        ``trace.check(candidate)`` runs before the validators (raising vetoes the append and
+        nothing changes); ``trace.apply(event)`` runs right after commit, before the observers.
+        The log so far is not replayed: ``agentlog.lifecycle.install_trace`` does that first.
+
+        Returns:
+            A function that removes the trace.
+        """
+        return self._hooks.add_trace(trace)
+
     # --- appending ----------------------------------------------------------------------
 
     def append(
@@ -467,12 +479,23 @@ class Session:
             exc.session_id = self.id
             raise
         observers = tuple(hooks.observers) if hooks.observers else ()
+        traces = hooks.traces
+        if traces:
+            try:
+                for trace in traces:
+                    trace.check(event)
+            except EventRejected as exc:
+                exc.session_id = self.id
+                raise
         if hooks.validators:
             hooks.validate(self, event)
         if self._sink is not None:
             self._sink.persist(event)
         log.append(event)
         state.apply(plan)
+        if traces:
+            for trace in traces:
+                trace.apply(event)
         if event_type in _TRACKED:
             self._track(event)
         if observers:
@@ -486,7 +509,7 @@ class Session:
             return EventRejected(message, session_id=self.id, event_type=event_type, seq=self.seq)
         # The catalogue text says neither where nor why: name the JSON path and the reason.
         return EventRejected(
-            f"{message} at {cause.path}: {cause.reason}",
+            f"{message}: {cause.detail}",
             spec_text=message,
             session_id=self.id,
             event_type=event_type,

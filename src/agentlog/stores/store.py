@@ -29,6 +29,7 @@ from agentlog.errors import (
 )
 from agentlog.formats import FORMAT_VERSION
 from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_closers
+from agentlog.lifecycle.invariants import install_invariants
 from agentlog.session import Session, check_session_id, wall_clock
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
 from agentlog.stores.reading import StoreReads
@@ -69,6 +70,13 @@ class Store(StoreReads):
         batch_delay: Seconds between a session's first queued event and its background write.
         projections: Message projections sessions may use (``image/offload`` by default).
         clock: Epoch-ms source for new events and headers.
+
+    Sessions a store creates, opens and forks run the invariant companion of spec/core.md §11
+    (``agentlog.install_invariants``) unless asked with ``strict=False``: an append that breaks
+    turn/step structure, or a tool result that answers no pending call of its step, raises
+    ``InvariantError`` and changes nothing. A stored log's own history is never judged (an open
+    never fails for it): checks start from the trace its end leaves, and a log whose end cannot
+    be followed stays unchecked, with a warning.
     """
 
     def __init__(
@@ -95,7 +103,9 @@ class Store(StoreReads):
 
     # --- sessions ---------------------------------------------------------------------
 
-    def create(self, session_id: str | None = None, *, cwd: str | None = None) -> Session:
+    def create(
+        self, session_id: str | None = None, *, cwd: str | None = None, strict: bool = True
+    ) -> Session:
         """Create a new session, attached: every append is persisted.
 
         Nothing is written until the first append; the session then appears in ``list()``.
@@ -103,6 +113,7 @@ class Store(StoreReads):
         Args:
             session_id: The id (default: a fresh UUID).
             cwd: The absolute working directory the session runs in.
+            strict: Check structure at every append (see the class docstring).
 
         Raises:
             SessionAlreadyExists: when the id is taken in this store or on disk.
@@ -119,6 +130,7 @@ class Store(StoreReads):
             session = Session.create(
                 session_id, header, projections=self._projections, clock=self._clock
             )
+            _guard(session, strict)
             writer = self._writer(
                 session_id, session.header, lambda: self._lease(session_id, cwd), 0
             )
@@ -126,8 +138,10 @@ class Store(StoreReads):
             self._live[session_id] = (session, writer)
             return session
 
-    def open(self, session_id: str) -> Session:
+    def open(self, session_id: str, *, strict: bool = True) -> Session:
         """Resume a stored session for writing: repair what a crash left, then attach.
+
+        ``strict``: check structure at every new append (see the class docstring).
 
         Raises:
             SessionNotFound: when no session has that id.
@@ -170,6 +184,7 @@ class Store(StoreReads):
             except BaseException:
                 lease.release()
                 raise
+            _guard(session, strict)
             writer = self._writer(session_id, session.header, lease, session.seq)
             session.attach(writer)
             self._live[session_id] = (session, writer)
@@ -276,13 +291,18 @@ class Store(StoreReads):
             return sorted(self._backend.list(), key=lambda info: (info.created_at, info.id))
 
     def fork(
-        self, session_id: str, boundary: int | None = None, child_id: str | None = None
+        self,
+        session_id: str,
+        boundary: int | None = None,
+        child_id: str | None = None,
+        *,
+        strict: bool = True,
     ) -> Session:
         """Fork a stored (or open) session after ``boundary`` into a new persisted child.
 
         The child inherits events ``0..boundary`` (default: all), a turn the cut leaves open is
         closed with ``forked`` closers (spec/core.md §10.2), and the child is written durably
-        and returned attached. The source is only read.
+        and returned attached. The source is only read. ``strict`` as for ``open``.
 
         Raises:
             SessionForkError: ``SESSION_ALREADY_EXISTS``, ``SESSION_NOT_FOUND`` or
@@ -348,6 +368,7 @@ class Store(StoreReads):
             except BaseException:
                 lease.release()
                 raise
+            _guard(child, strict)
             child.attach(writer)
             self._live[child_id] = (child, writer)
             return child
@@ -443,6 +464,12 @@ class Store(StoreReads):
         return restore_session(
             session_id, stored, repair=repair, projections=self._projections, clock=self._clock
         )
+
+
+def _guard(session: Session, strict: bool) -> None:
+    """Structure on by default: spec/core.md §11 checked at every append from the log's end."""
+    if strict:
+        install_invariants(session, loaded=True)
 
 
 def _new_header(

@@ -166,19 +166,23 @@ _DESCEND = object()
 
 
 def _leaf(v: Any) -> Any:
-    """Return a valid scalar or frozen value as is, ``_DESCEND`` for a container to walk."""
+    """Return a valid scalar or frozen value as is, ``_DESCEND`` for a container to walk.
+
+    A refusal's reason says what the value is and why it has no JSON form, so that after the
+    value's JSON path it reads as one phrase: ``$.x is -0.0 (no JSON form)``.
+    """
     t = type(v)
     if t is str or t is bool or v is None:
         return v
     if t is int:
         if _MIN <= v <= _MAX:
             return v
-        raise _Invalid(f"integer {v} is outside the safe range ±(2**53-1)")
+        raise _Invalid(f"is {v} (outside the safe integer range ±(2**53-1))")
     if t is float:
         if v != v or v - v != 0.0:
-            raise _Invalid(f"float {v!r} is not finite")
+            raise _Invalid(f"is {v!r} (not a finite number)")
         if v == 0.0 and _copysign(1.0, v) < 0.0:
-            raise _Invalid("float -0.0 has no JSON form")
+            raise _Invalid("is -0.0 (no JSON form)")
         return v
     if t is dict or t is list:
         return _DESCEND
@@ -186,8 +190,8 @@ def _leaf(v: Any) -> Any:
         return v
     if isinstance(v, (dict, list)):
         base = "dict" if isinstance(v, dict) else "list"
-        raise _Invalid(f"{t.__name__} is a {base} subclass, not plain JSON")
-    raise _Invalid(f"{t.__name__} is not a JSON type")
+        raise _Invalid(f"is of type {t.__name__} (a {base} subclass, not plain JSON)")
+    raise _Invalid(f"is of type {t.__name__} (not a JSON type)")
 
 
 class _Invalid(Exception):
@@ -196,20 +200,11 @@ class _Invalid(Exception):
         self.reason = reason
 
 
-class _BadKey:
-    """A dict key that is not a ``str``, as it appears in an error path."""
-
-    def __init__(self, key: object) -> None:
-        self.key = key
-
-
 def json_path(keys: list[Any]) -> str:
     """Render a list of keys and indexes as a JSONPath such as ``$.content[2].text``."""
     parts = ["$"]
     for key in keys:
-        if isinstance(key, _BadKey):
-            parts.append(f"[<{type(key.key).__name__} key {key.key!r}>]")
-        elif isinstance(key, int):
+        if isinstance(key, int):
             parts.append(f"[{key}]")
         elif key.isidentifier():
             parts.append(f".{key}")
@@ -233,8 +228,10 @@ def _snap_diagnosing(root: Any) -> Any:
             is_dict = type(source) is dict
             for key, item in items:
                 if is_dict and type(key) is not str:
-                    keys.append(_BadKey(key))
-                    raise _Invalid(f"key {key!r} ({type(key).__name__}) is not a str")
+                    raise _Invalid(
+                        f"has key {key!r} of type {type(key).__name__} (JSON object keys are "
+                        "strings)"
+                    )
                 try:
                     value = _leaf(item)
                 except _Invalid:
@@ -243,7 +240,7 @@ def _snap_diagnosing(root: Any) -> Any:
                 if value is _DESCEND:
                     keys.append(key)
                     if id(item) in ancestors:
-                        raise _Invalid("value contains itself (a cycle)")
+                        raise _Invalid("refers back to an enclosing value (a cycle)")
                     ancestors.add(id(item))
                     stack.append(_open(item))
                     break
@@ -266,7 +263,7 @@ def _snap_diagnosing(root: Any) -> Any:
     except _Invalid as invalid:
         path = json_path(keys)
         raise NotLosslessJson(
-            f"value at {path} is not lossless JSON: {invalid.reason}",
+            f"value is not lossless JSON: {path} {invalid.reason}",
             path=path,
             reason=invalid.reason,
         ) from None

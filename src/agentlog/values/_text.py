@@ -57,15 +57,27 @@ def loads(text: bytes | str) -> Any:
     except RecursionError:
         pass
     except _Overflow as exc:
-        raise NotLosslessJson(str(exc), reason=str(exc), well_formed=True) from None
+        raise _unrepresentable(exc) from None
     except ValueError:
-        raise NotLosslessJson(f"invalid JSON text: {first_error}", reason=first_error) from None
+        raise _malformed(first_error) from None
     try:
         return _decode_walk(source)
     except _Overflow as exc:
-        raise NotLosslessJson(str(exc), reason=str(exc), well_formed=True) from None
+        raise _unrepresentable(exc) from None
     except ValueError as exc:
-        raise NotLosslessJson(f"invalid JSON text: {exc}", reason=str(exc)) from None
+        raise _malformed(str(exc)) from None
+
+
+def _malformed(problem: str) -> NotLosslessJson:
+    return NotLosslessJson(
+        f"invalid JSON text: {problem}", reason=f"is not valid JSON text ({problem})"
+    )
+
+
+def _unrepresentable(overflow: _Overflow) -> NotLosslessJson:
+    return NotLosslessJson(
+        str(overflow), reason=f"holds {overflow.number} (overflows a double)", well_formed=True
+    )
 
 
 def _refuse_constant(name: str) -> Any:
@@ -75,11 +87,15 @@ def _refuse_constant(name: str) -> Any:
 class _Overflow(ValueError):
     """A number the JSON grammar allows but no double can hold (``1e400``)."""
 
+    def __init__(self, number: str, where: str = "") -> None:
+        super().__init__(f"number {number} overflows a double{where}")
+        self.number = number
+
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if value - value != 0.0:
-        raise _Overflow(f"number {text} overflows a double")
+        raise _Overflow(text)
     return value
 
 
@@ -169,7 +185,7 @@ def _decode_walk(s: str) -> Any:
             text = number.group()
             value = float(text) if number.group(1) or number.group(2) else int(text)
             if isinstance(value, float) and value - value != 0.0:
-                raise _Overflow(f"number {text} overflows a double at char {pos}")
+                raise _Overflow(text, f" at char {pos}")
             pos = number.end()
         else:
             for literal, literal_value in _LITERALS.items():

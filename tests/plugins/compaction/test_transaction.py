@@ -522,3 +522,34 @@ def test_a_compaction_that_cannot_be_made_durable_says_so() -> None:
         "persistence",
     )
     assert session.events[-1].type == "compaction/end"  # it landed; it is not durable
+
+
+@pytest.mark.parametrize(
+    ("manual", "text"),
+    [
+        (True, "manual compaction durability checkpoint failed"),
+        (False, "compaction is not durable: [Errno 5] Input/output error"),
+    ],
+)
+def test_a_commit_whose_write_fails_landed_and_is_reported_not_durable(
+    manual: bool, text: str
+) -> None:
+    """The commit is one group commit: when its write fails, the bracket is closed already."""
+    agent = history()
+    session = agent.session
+    if not manual:
+        agent.start_turn("more")
+    sink = FailingSink(set())
+    session.attach(sink)
+    nodes = session.surface.nodes
+    fail_from_now = Scripted(meanwhile=lambda: setattr(sink, "flush_fails", True))
+    with pytest.raises(CompactionError) as refused:
+        run(session, nodes[0], nodes[3], fail_from_now, manual=manual)
+    assert (str(refused.value), refused.value.code) == (text, "persistence")
+    assert types(session.events[-4:]) == [
+        "compaction/start",
+        "compaction/summary",
+        "user/message",
+        "compaction/end",
+    ]
+    assert "error" not in session.events[-1].data

@@ -11,6 +11,9 @@ Implements spec/plugins.md §2.7 and §2.11 on top of the transaction (``transac
   provider refused a request as too long (``"context-overflow"``: prune and compact down to the
   newest unit, no threshold).
 * ``compact_region(session, start, end, summarizer)`` — an explicit span inside the open turn.
+
+Each takes a ``Session`` or an ``agentlog.aio`` session (``plugins.sessions``); ``agentlog.aio``
+exports them under the same names.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from agentlog.errors import CompactionConfigError, CompactionError
+from agentlog.plugins.aio import prune_tool_results
 from agentlog.plugins.compaction.config import CompactionConfig, CompactionPolicy
 from agentlog.plugins.compaction.selection import select_compactable_range
 from agentlog.plugins.compaction.summary import Summarizer
@@ -29,7 +33,8 @@ from agentlog.plugins.compaction.transaction import (
     run_compaction,
 )
 from agentlog.plugins.meter import TokenMeter
-from agentlog.plugins.pruner import PruneConfig, prune_tool_results
+from agentlog.plugins.pruner import PruneConfig
+from agentlog.plugins.sessions import AsyncSessionLike, as_async
 from agentlog.session import Session
 
 __all__ = ["DEFAULT_METER", "compact", "compact_if_needed", "compact_region", "routed_target"]
@@ -60,7 +65,7 @@ def _summary_target(policy: CompactionPolicy, session: Session) -> tuple[str, st
 
 
 async def compact(
-    session: Session,
+    session: Session | AsyncSessionLike,
     summarizer: Summarizer,
     *,
     config: CompactionConfig | None = None,
@@ -71,7 +76,7 @@ async def compact(
     """Compact everything but the newest indivisible unit, between turns (``compactNow``).
 
     Args:
-        session: An idle session (no open turn).
+        session: An idle session (no open turn); a ``Session`` or an ``agentlog.aio`` one.
         summarizer: Writes the summary (``ModelSummarizer``, ``ExtractiveSummarizer``, ...).
         config: Policy (summary cap, summarization target); dsh's defaults when ``None``.
         source_command_id: The command that asked for it, recorded on every event.
@@ -87,9 +92,10 @@ async def compact(
     """
     meter = meter or DEFAULT_METER
     config = config or CompactionConfig()
-    target = routed_target(session)
+    log = as_async(session).sync
+    target = routed_target(log)
     policy = config.policy_for(*target) if target else config.policy
-    span = select_compactable_range(session, meter.measure(session), retain_tokens=0)
+    span = select_compactable_range(log, meter.measure(log), retain_tokens=0)
     if span is None:
         return None
     return await run_compaction(
@@ -99,14 +105,14 @@ async def compact(
         manual=True,
         meter=meter,
         max_tokens=policy.max_tokens,
-        target=_summary_target(policy, session),
+        target=_summary_target(policy, log),
         source_command_id=source_command_id,
         cancel=cancel,
     )
 
 
 async def compact_region(
-    session: Session,
+    session: Session | AsyncSessionLike,
     start: int,
     end: int,
     summarizer: Summarizer,
@@ -122,7 +128,8 @@ async def compact_region(
             without an open turn or with the lock held; otherwise as the failure was.
     """
     config = config or CompactionConfig()
-    target = routed_target(session)
+    log = as_async(session).sync
+    target = routed_target(log)
     policy = config.policy_for(*target) if target else config.policy
     return await run_compaction(
         session,
@@ -132,12 +139,12 @@ async def compact_region(
         manual=False,
         meter=meter or DEFAULT_METER,
         max_tokens=policy.max_tokens,
-        target=_summary_target(policy, session),
+        target=_summary_target(policy, log),
     )
 
 
 async def compact_if_needed(
-    session: Session,
+    session: Session | AsyncSessionLike,
     summarizer: Summarizer,
     *,
     context_window: int | None = None,
@@ -170,29 +177,31 @@ async def compact_if_needed(
     """
     meter = meter or DEFAULT_METER
     config = config or CompactionConfig()
-    target = routed_target(session)
+    writer = as_async(session)
+    log = writer.sync
+    target = routed_target(log)
     if target is None:
         return None
     key = "/".join(target)
     policy = config.policy_for(*target)
     if trigger == "context-overflow":
         if prune is not None:
-            prune_tool_results(session, prune)
-        span = select_compactable_range(session, meter.measure(session), retain_tokens=0)
+            await prune_tool_results(writer, prune)
+        span = select_compactable_range(log, meter.measure(log), retain_tokens=0)
         if span is None:
             return None
         return await run_compaction(
-            session, *span, summarizer, manual=False, meter=meter,
-            max_tokens=policy.max_tokens, target=_summary_target(policy, session),
+            writer, *span, summarizer, manual=False, meter=meter,
+            max_tokens=policy.max_tokens, target=_summary_target(policy, log),
         )  # fmt: skip
-    measurement = meter.measure(session)
+    measurement = meter.measure(log)
     if context_window is None:
         raise CompactionConfigError(
             f"compaction-basic: no context capacity for {key}; configure contextWindow on that "
             "adapter model",
             target_key=key,
         )
-    if active_compaction(session) is not None:
+    if active_compaction(log) is not None:
         raise CompactionError(
             "compaction: compaction already in progress; the session compaction lock is "
             "already active",
@@ -202,21 +211,21 @@ async def compact_if_needed(
     if measurement.total_tokens < spec.threshold_tokens:
         return None
     if prune is not None:
-        prune_tool_results(session, prune)
-        measurement = meter.measure(session)
+        await prune_tool_results(writer, prune)
+        measurement = meter.measure(log)
         if measurement.total_tokens < spec.threshold_tokens:
             return None
     result: CompactionResult | None = None
     attempts = policy.compaction_retries + 1
     for _attempt in range(attempts):
-        span = select_compactable_range(session, measurement, spec.retain_tokens)
+        span = select_compactable_range(log, measurement, spec.retain_tokens)
         if span is None:
             return result
         result = await run_compaction(
-            session, *span, summarizer, manual=False, meter=meter,
-            max_tokens=policy.max_tokens, target=_summary_target(policy, session),
+            writer, *span, summarizer, manual=False, meter=meter,
+            max_tokens=policy.max_tokens, target=_summary_target(policy, log),
         )  # fmt: skip
-        measurement = meter.measure(session)
+        measurement = meter.measure(log)
         if measurement.total_tokens < spec.threshold_tokens:
             return result
     raise CompactionError(

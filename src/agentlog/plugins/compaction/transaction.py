@@ -1,14 +1,17 @@
 """The compaction transaction: lock, summarize, check, replace — or close with the error.
 
-Implements spec/plugins.md §2.9. A synchronous prelude validates the span (on the surface, in
-order, balanced at both ends: a split is refused, never widened), checks the durable lock and
-the turn owner, and appends ``compaction/start`` — the lock, taken before anything is awaited.
-Then: price the span and build the summary request; await the summarizer; keep its text and
-frame the checkpoint, which must be smaller than what it replaces; check that the surface did
-not move meanwhile; and commit, with no await in between, ``compaction/summary``, the
-replacement ``user/message`` (citing the start, the summary and every shadowed node) and
+Implements spec/plugins.md §2.9. A prelude, in one group commit, validates the span (on the
+surface, in order, balanced at both ends: a split is refused, never widened), checks the durable
+lock and the turn owner, and appends ``compaction/start`` — the lock, taken before the summary
+is awaited. Then: price the span and build the summary request; await the summarizer; keep its
+text and frame the checkpoint, which must be smaller than what it replaces; and, in a second
+group commit, check that the surface did not move meanwhile and commit ``compaction/summary``,
+the replacement ``user/message`` (citing the start, the summary and every shadowed node) and
 ``compaction/end``. Any failure before the close appends one ``compaction/end`` carrying the
 error instead, so the lock is released and the attempt is on record; the surface is unchanged.
+
+The session is a ``Session`` or an ``agentlog.aio`` session (``plugins.sessions``): the group
+commits are what keep another task's append out of the prelude and the commit.
 """
 
 from __future__ import annotations
@@ -20,10 +23,18 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentlog.errors import CompactionError
+from agentlog.events import Event
 from agentlog.lifecycle import (
     open_turn,
     tool_pairing_balanced_after,
     tool_pairing_balanced_before,
+)
+from agentlog.plugins.compaction.failures import (
+    SurfaceChanged,
+    classified,
+    close_with_error,
+    flush_quietly,
+    not_durable,
 )
 from agentlog.plugins.compaction.invariants import CHECKPOINT_KIND
 from agentlog.plugins.compaction.summary import (
@@ -34,6 +45,7 @@ from agentlog.plugins.compaction.summary import (
     summary_text_blocks,
 )
 from agentlog.plugins.meter import NodePrice, TokenMeter
+from agentlog.plugins.sessions import AsyncSessionLike, as_async
 from agentlog.plugins.tokens import estimate_message
 from agentlog.session import Session
 
@@ -71,10 +83,6 @@ class CompactionResult:
     def shadowed_range(self) -> tuple[int, int]:
         """First and last shadowed node."""
         return self.shadowed_seqs[0], self.shadowed_seqs[-1]
-
-
-class _SurfaceChanged(Exception):  # an outcome of the race, not a bug
-    """The surface moved under a running compaction."""
 
 
 def active_compaction(session: Session) -> int | None:
@@ -126,7 +134,7 @@ def span_nodes(session: Session, start: int, end: int, *, prefix: str) -> tuple[
 
 
 async def run_compaction(
-    session: Session,
+    session: Session | AsyncSessionLike,
     start: int,
     end: int,
     summarizer: Summarizer,
@@ -152,33 +160,18 @@ async def run_compaction(
     prefix = "manual compaction" if manual else "compactRegion"
     if cancel is not None and cancel.is_set():
         raise CompactionError("manual compaction was cancelled", code="cancelled")
-    span = span_nodes(session, start, end, prefix=prefix)
-    if active_compaction(session) is not None:
-        raise CompactionError(
-            "compaction: compaction already in progress; the session compaction lock is "
-            "already active",
-            code="busy",
-        )
-    turn = open_turn(session.events)
-    if manual and turn is not None:
-        raise CompactionError(
-            "manual compaction: the session already has an open turn", code="busy"
-        )
-    if not manual and turn is None:
-        raise CompactionError(
-            "compactRegion: no open turn — automatic compaction events must be enclosed in a turn",
-            code="busy",
-        )
+    writer = as_async(session)
+    log = writer.sync
     compaction_id = str(uuid.uuid4())
     ids = {"compactionId": compaction_id}
     if source_command_id is not None:
         ids["sourceCommandId"] = source_command_id
-    owner = None if manual else turn
-    start_event = session.append("compaction/start", {**ids, "turn": owner})
+    span, owner, start_event = await _lock(writer, start, end, ids, manual=manual, prefix=prefix)
     stage = "summary"
+    end_event: Event | None = None
     try:
-        surface, prepared = _prices(meter, session, span)
-        request = _request(session, span, target, max_tokens)
+        surface, prepared = _prices(meter, log, span)
+        request = _request(log, span, target, max_tokens)
         summary = await summarizer(request)
         text = summary_text_blocks(summary.output)
         checkpoint = {
@@ -197,8 +190,6 @@ async def run_compaction(
             )
         if cancel is not None and cancel.is_set():
             raise CompactionError("manual compaction was cancelled", code="cancelled")
-        _check_stable(session, meter, span, surface, prepared, manual=manual, prefix=prefix)
-        stage = "commit"
         shadowed = list(span)
         summary_data: dict[str, Any] = {
             **ids,
@@ -217,28 +208,31 @@ async def run_compaction(
         if summary.llm_stream_call:
             summary_data["llmStreamCall"] = True
         summary_data.update(summary.extra)
-        summary_event = session.append("compaction/summary", summary_data)
-        replacement = session.append(
-            "user/message",
-            checkpoint,
-            surface_op={"op": "replace", "startSeq": shadowed[0], "endSeq": shadowed[-1]},
-            source_event_seqs=[start_event.seq, summary_event.seq, *shadowed],
-        )
-        end_event = session.append("compaction/end", {**ids, "turn": owner})
+        async with writer.batch():
+            _check_stable(log, meter, span, surface, prepared, manual=manual, prefix=prefix)
+            stage = "commit"
+            summary_event = await writer.append("compaction/summary", summary_data)
+            replacement = await writer.append(
+                "user/message",
+                checkpoint,
+                surface_op={"op": "replace", "startSeq": shadowed[0], "endSeq": shadowed[-1]},
+                source_event_seqs=[start_event.seq, summary_event.seq, *shadowed],
+            )
+            end_event = await writer.append("compaction/end", {**ids, "turn": owner})
     except BaseException as exc:
-        closed = _close_with_error(session, ids, owner, exc)
+        if end_event is not None and not isinstance(exc, asyncio.CancelledError):
+            raise not_durable(exc, manual=manual) from exc  # it landed: the write failed
+        closed = await close_with_error(writer, ids, owner, exc)
         if manual and closed:
-            _flush_quietly(session)
+            await flush_quietly(writer)
         if isinstance(exc, asyncio.CancelledError):
             raise
-        raise _classified(exc, stage=stage if closed else "commit", manual=manual) from exc
+        raise classified(exc, stage=stage if closed else "commit", manual=manual) from exc
     if manual:
         try:
-            session.flush()
+            await writer.flush()
         except Exception as exc:
-            raise CompactionError(
-                "manual compaction durability checkpoint failed", code="persistence"
-            ) from exc
+            raise not_durable(exc, manual=manual) from exc
     return CompactionResult(
         compaction_id=compaction_id,
         source_command_id=source_command_id,
@@ -252,6 +246,54 @@ async def run_compaction(
     )
 
 
+async def _lock(
+    writer: AsyncSessionLike,
+    start: int,
+    end: int,
+    ids: Mapping[str, Any],
+    *,
+    manual: bool,
+    prefix: str,
+) -> tuple[tuple[int, ...], Any, Event]:
+    """The prelude, one group commit: check span, lock and owner; append ``compaction/start``.
+
+    Returns the span's nodes, the bracket's owner and the start event. A refusal writes
+    nothing; when the start landed but its write failed, the bracket is closed with the error.
+    """
+    log = writer.sync
+    landed: Event | None = None
+    owner: Any = None
+    try:
+        async with writer.batch():
+            span = span_nodes(log, start, end, prefix=prefix)
+            if active_compaction(log) is not None:
+                raise CompactionError(
+                    "compaction: compaction already in progress; the session compaction lock "
+                    "is already active",
+                    code="busy",
+                )
+            turn = open_turn(log.events)
+            if manual and turn is not None:
+                raise CompactionError(
+                    "manual compaction: the session already has an open turn", code="busy"
+                )
+            if not manual and turn is None:
+                raise CompactionError(
+                    "compactRegion: no open turn — automatic compaction events must be enclosed "
+                    "in a turn",
+                    code="busy",
+                )
+            owner = None if manual else turn
+            landed = await writer.append("compaction/start", {**ids, "turn": owner})
+    except Exception as exc:
+        if landed is None:
+            raise
+        if await close_with_error(writer, ids, owner, exc) and manual:
+            await flush_quietly(writer)
+        raise not_durable(exc, manual=manual) from exc
+    return span, owner, landed
+
+
 def _prices(
     meter: TokenMeter, session: Session, span: Sequence[int]
 ) -> tuple[tuple[NodePrice, ...], list[NodePrice]]:
@@ -259,7 +301,7 @@ def _prices(
     surface = meter.measure(session).nodes
     measured = {node.seq: node for node in surface}
     if any(seq not in measured for seq in span):
-        raise _SurfaceChanged("compaction: selected surface changed before summarization began")
+        raise SurfaceChanged("compaction: selected surface changed before summarization began")
     return surface, [measured[seq] for seq in span]
 
 
@@ -316,70 +358,16 @@ def _check_stable(
     measured = meter.measure(session).nodes
     if not manual:
         if measured != surface:
-            raise _SurfaceChanged("compaction: session surface changed during summarization")
+            raise SurfaceChanged("compaction: session surface changed during summarization")
         return
     try:
         current = span_nodes(session, span[0], span[-1], prefix=prefix)
     except CompactionError:
-        raise _SurfaceChanged(
+        raise SurfaceChanged(
             "compaction: the selected span is no longer a valid replacement target"
         ) from None
     if list(current) != list(span):
-        raise _SurfaceChanged("compaction: the selected span changed during summarization")
+        raise SurfaceChanged("compaction: the selected span changed during summarization")
     prices = {node.seq: node for node in measured}
     if [prices[seq] for seq in span] != prepared:
-        raise _SurfaceChanged("compaction: the selected span was rewritten during summarization")
-
-
-def _close_with_error(
-    session: Session, ids: Mapping[str, Any], owner: Any, exc: BaseException
-) -> bool:
-    """Append the failed bracket's ``compaction/end``; ``False`` when even that fails."""
-    try:
-        session.append("compaction/end", {**ids, "turn": owner, "error": _error_chain(exc)})
-    except Exception:  # the orphan start is left on purpose: a detectable, live lock
-        return False
-    return True
-
-
-def _flush_quietly(session: Session) -> None:
-    try:
-        session.flush()
-    except Exception:  # reported through the original failure, which is what matters
-        return
-
-
-def _error_chain(exc: BaseException) -> str:
-    """The error and its causes, one after another (dsh's ``errorChain``)."""
-    if isinstance(exc, asyncio.CancelledError):
-        return "cancelled"
-    parts, seen = [], set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        parts.append(str(current) or type(current).__name__)
-        if current.__cause__ is not None:
-            current = current.__cause__
-        else:
-            current = None if current.__suppress_context__ else current.__context__
-    return "; caused by: ".join(parts)
-
-
-def _classified(exc: BaseException, *, stage: str, manual: bool) -> CompactionError:
-    """The failure as the caller sees it (§2.9 post): manual ones by code, automatic raw."""
-    if isinstance(exc, CompactionError) and exc.code in ("cancelled", "busy", "invalid"):
-        return exc
-    if not manual:
-        code = (
-            "commit"
-            if stage == "commit"
-            else ("changed" if isinstance(exc, _SurfaceChanged) else "summary")
-        )
-        return CompactionError(str(exc) or type(exc).__name__, code=code)
-    if stage == "commit":
-        return CompactionError("manual compaction did not commit cleanly", code="commit")
-    if isinstance(exc, _SurfaceChanged):
-        return CompactionError(
-            "the compacted history changed during manual compaction", code="changed"
-        )
-    return CompactionError("manual compaction could not produce a smaller summary", code="summary")
+        raise SurfaceChanged("compaction: the selected span was rewritten during summarization")

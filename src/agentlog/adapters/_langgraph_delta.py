@@ -1,0 +1,110 @@
+"""Patches between JSON trees of one LangGraph thread, so repeated state is stored once.
+
+Two kinds, both checked at write time to rebuild the new tree exactly (key order included), and
+not used otherwise:
+
+* ``diff`` / ``patched`` — a checkpoint differs from its parent in a few entries (its id and
+  time, the versions of the channels a step wrote), so it is stored as
+  ``{"$lg": "patch", "set": {...}, "unset": [...]}`` against the parent's tree; a nested dict
+  that changed is itself a patch (without ``"of"``). The caller adds ``"of"``: the seq of the
+  event holding the base.
+* ``with_fields`` — a message that reaches the channel is usually the very object a task wrote,
+  but ``add_messages`` gave it an ``id`` on the way: the channel's copy is stored as a reference
+  to the write plus the constructor fields that differ (``"set"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import orjson
+
+__all__ = ["diff", "field_changes", "patched", "with_fields"]
+
+MARK: Final = "$lg"
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, dict) and MARK not in value
+
+
+def diff(old: Any, new: Any) -> dict[str, Any] | None:
+    """A patch turning dict tree ``old`` into ``new`` exactly, or ``None`` if there is none."""
+    if not (_plain(old) and _plain(new)):
+        return None
+    patch = _diff(old, new)
+    if orjson.dumps(patched(old, patch)) != orjson.dumps(new):
+        return None  # a key moved: only a whole tree keeps the order
+    return patch
+
+
+def _diff(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    changed: dict[str, Any] = {}
+    for key, value in new.items():
+        if key not in old:
+            changed[key] = value
+        elif old[key] != value or type(old[key]) is not type(value):
+            before = old[key]
+            changed[key] = _diff(before, value) if _plain(before) and _plain(value) else value
+    patch: dict[str, Any] = {MARK: "patch", "set": changed}
+    unset = [key for key in old if key not in new]
+    if unset:
+        patch["unset"] = unset
+    return patch
+
+
+def patched(old: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """``old`` with ``patch`` applied (a new tree; ``old`` is not changed)."""
+    changed = patch["set"]
+    unset = set(patch.get("unset", ()))
+    result: dict[str, Any] = {}
+    for key, value in old.items():
+        if key in unset:
+            continue
+        if key in changed:
+            update = changed[key]
+            nested = isinstance(update, dict) and update.get(MARK) == "patch"
+            result[key] = patched(value, update) if nested else update
+        else:
+            result[key] = value
+    for key, value in changed.items():
+        if key not in old:
+            result[key] = value
+    return result
+
+
+def with_fields(tree: Any, fields: dict[str, Any]) -> Any:
+    """An extension tree with some constructor keyword arguments replaced.
+
+    The tree is ``{"$lg": "ext", "d": [module, name, kwargs, ...]}``; anything else is returned
+    unchanged.
+    """
+    if not fields or not (isinstance(tree, dict) and tree.get(MARK) == "ext" and "d" in tree):
+        return tree
+    payload = tree["d"]
+    if not (isinstance(payload, list) and len(payload) >= 3 and _plain(payload[2])):
+        return tree
+    kwargs = {**payload[2], **fields}
+    return {**tree, "d": [*payload[:2], kwargs, *payload[3:]]}
+
+
+def field_changes(written: Any, stored: Any) -> dict[str, Any] | None:
+    """The constructor fields that turn extension tree ``written`` into ``stored`` exactly.
+
+    ``None`` when no such change does (another class, other fields, another order).
+    """
+    if not (isinstance(written, dict) and isinstance(stored, dict)):
+        return None
+    if written == stored:
+        return {}
+    if written.get(MARK) != "ext" or stored.get(MARK) != "ext":
+        return None
+    before, after = written.get("d"), stored.get("d")
+    if not (isinstance(before, list) and isinstance(after, list) and len(before) >= 3):
+        return None
+    if not (_plain(before[2]) and len(after) == len(before) and _plain(after[2])):
+        return None
+    fields = {key: value for key, value in after[2].items() if before[2].get(key, MARK) != value}
+    if orjson.dumps(with_fields(written, fields)) != orjson.dumps(stored):
+        return None
+    return fields

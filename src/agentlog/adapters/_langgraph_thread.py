@@ -1,0 +1,386 @@
+"""One LangGraph thread over its agentlog session: events written, checkpoints read back.
+
+``Thread`` pairs a session with its ``ThreadIndex`` and the checkpointer's serde. Writing, it
+turns ``put`` / ``put_writes`` arguments into the events of ``_langgraph_index`` — storing only
+the new items of a list channel that extends the list it held before (linear storage of
+``add_messages`` histories) and sharing long strings with earlier events. Reading, it rebuilds
+``CheckpointTuple`` values with the serde's own ``loads_typed``.
+
+Three ways keep a thread's bytes near the raw size of its messages, each checked to rebuild
+the value exactly and skipped otherwise: a list channel stores only the items it gained; an
+item that is the very object a task wrote in the same step is a reference to that write (plus
+the fields ``add_messages`` changed on it, such as a new ``id``); a checkpoint is a patch of its
+parent's. Long strings are shared between events by ``_langgraph_codec``.
+
+A list counts as extending the previous one when each of the previous items is the very same
+object at the same index, with the same ``id`` attribute (``add_messages`` assigns missing ids
+in place); anything else — a replaced or removed message, a value from another branch — is
+stored whole. An item changed in place (not replaced) without a new ``id`` is not detected:
+LangGraph state is not meant to be mutated in place.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_metadata,
+    writes_sort_key,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from agentlog.adapters._langgraph_codec import (
+    decode_tree,
+    encode_typed,
+    resolve_strings,
+    share_strings,
+)
+from agentlog.adapters._langgraph_delta import diff, field_changes, patched, with_fields
+from agentlog.adapters._langgraph_index import (
+    CHECKPOINT,
+    MAX_DEPTH,
+    REMOVED,
+    WRITES,
+    CheckpointRecord,
+    ThreadIndex,
+    checkpoint_id_of,
+)
+from agentlog.session import Session
+from agentlog.stores.restore import collector_paused
+
+__all__ = ["PREFIX", "Thread", "session_id", "thread_id"]
+
+PREFIX: Final = "langgraph:"
+"""Session ids of LangGraph threads start with this."""
+
+_MISSING: Final = object()
+
+
+def session_id(thread: object) -> str:
+    """The agentlog session id of a LangGraph thread id."""
+    return PREFIX + str(thread)
+
+
+def thread_id(session: str) -> str:
+    """The LangGraph thread id of an agentlog session id made by ``session_id``."""
+    return session.removeprefix(PREFIX)
+
+
+def _array_header(length: int) -> bytes:
+    """The msgpack header of an array of ``length`` items."""
+    if length < 16:
+        return bytes([0x90 | length])
+    if length < 1 << 16:
+        return b"\xdc" + length.to_bytes(2, "big")
+    return b"\xdd" + length.to_bytes(4, "big")
+
+
+class _Known:
+    """The last list value a channel was written or read with, for delta detection.
+
+    Only the items that had no ``id`` are checked again: ``add_messages`` gives such an item its
+    id in place, and never changes an id once set.
+    """
+
+    __slots__ = ("anonymous", "items", "version")
+
+    def __init__(self, version: Any, items: Sequence[Any], previous: _Known | None = None):
+        self.version = version
+        self.items = tuple(items)
+        start = 0 if previous is None else len(previous.items)
+        kept: tuple[int, ...] = () if previous is None else previous.anonymous
+        self.anonymous: tuple[int, ...] = (
+            *kept,
+            *(
+                index
+                for index in range(start, len(self.items))
+                if getattr(self.items[index], "id", None) is None
+            ),
+        )
+
+    def prefix_of(self, value: list[Any]) -> bool:
+        items = self.items
+        if len(value) < len(items) or not all(map(operator.is_, value, items)):
+            return False
+        return all(getattr(items[index], "id", None) is None for index in self.anonymous)
+
+
+class _Written:
+    """A value written by a task since the last checkpoint, kept to refer to it."""
+
+    __slots__ = ("index", "position", "seq", "tree", "value")
+
+    def __init__(self, value: Any, tree: Any, seq: int, position: int, index: int | None):
+        self.value = value  # held so that its id() is not reused while it is looked up
+        self.tree = tree
+        self.seq = seq
+        self.position = position
+        self.index = index
+
+
+class Thread:
+    """A LangGraph thread stored as one agentlog session.
+
+    Args:
+        session: The thread's session (attached to write, or a read-only view).
+        serde: The checkpointer's serializer.
+    """
+
+    def __init__(self, session: Session, serde: SerializerProtocol) -> None:
+        self.session = session
+        self.serde = serde
+        self.index = ThreadIndex()
+        self._known: dict[tuple[str, str], _Known] = {}
+        self._written: dict[int, _Written] = {}
+        self._trees: dict[int, Any] = {}
+        self._bytes: dict[int, tuple[Any, bytes | None]] = {}
+        self._metadata: dict[int, Any] = {}
+        for event in session.events:
+            self.index.apply(event)
+
+    # --- writing ------------------------------------------------------------------------
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: Mapping[str, Any],
+    ) -> None:
+        """Store a checkpoint durably (one event)."""
+        configurable = config["configurable"]
+        ns = configurable.get("checkpoint_ns", "")
+        parent_id = configurable.get("checkpoint_id")
+        rest = dict(checkpoint)
+        values: dict[str, Any] = rest.pop("channel_values")  # type: ignore[assignment]
+        blobs: dict[str, Any] = {}
+        known: dict[tuple[str, str], _Known] = {}
+        for channel, version in new_versions.items():
+            blob: dict[str, Any] = {"v": version}
+            if channel not in values:
+                blob["empty"] = True
+            elif type(value := values[channel]) is list:
+                previous = self._known.get((ns, channel))
+                start = 0
+                if (
+                    previous is not None
+                    and (ns, channel, previous.version) in self.index.blobs
+                    and previous.prefix_of(value)
+                ):
+                    blob["base"] = previous.version
+                    start = len(previous.items)
+                blob["items"] = [self._item(item) for item in value[start:]]
+                known[(ns, channel)] = _Known(version, value, previous if start else None)
+            else:
+                blob["value"] = self._share(self._raw(value))
+            blobs[channel] = blob
+        data: dict[str, Any] = {"ns": ns} if ns else {}
+        if parent_id != self.index.last_id.get(ns):
+            data["parent"] = parent_id
+        data["checkpoint"] = self._share(self._checkpoint_field(ns, parent_id, self._raw(rest)))
+        if checkpoint_id_of(data) != checkpoint["id"]:
+            data = {"id": checkpoint["id"], **data}
+        data["metadata"] = self._share(self._raw(get_checkpoint_metadata(config, metadata)))
+        data["blobs"] = blobs
+        self._append(CHECKPOINT, data)
+        self._known.update(known)
+        self._written.clear()
+
+    def _checkpoint_field(self, ns: str, parent_id: str | None, tree: Any) -> Any:
+        """``tree``, or a patch of the parent checkpoint's tree when one rebuilds it exactly."""
+        parent = self.index.checkpoints.get(ns, {}).get(parent_id) if parent_id else None
+        if parent is None or parent.depth >= MAX_DEPTH:
+            return tree
+        patch = diff(self._checkpoint_tree(parent), tree)
+        return tree if patch is None else {**patch, "of": parent.seq}
+
+    def _item(self, item: Any) -> Any:
+        """A new list item: a reference to the task write it is, or its tree."""
+        tree = self._raw(item)
+        written = self._written.get(id(item))
+        if written is not None and written.value is item:
+            fields = field_changes(written.tree, tree)
+            if fields is not None:
+                ref: dict[str, Any] = {
+                    "$lg": "w",
+                    "r": [written.seq, written.position, written.index],
+                }
+                if fields:
+                    ref["set"] = self._share(fields)
+                return ref
+        return self._share(tree)
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> None:
+        """Store a task's writes durably (one event), skipping those already stored."""
+        configurable = config["configurable"]
+        ns = configurable.get("checkpoint_ns", "")
+        checkpoint_id = configurable["checkpoint_id"]
+        stored = self.index.writes.get((ns, checkpoint_id), {})
+        seq = self.session.seq
+        entries: list[list[Any]] = []
+        for position, (channel, value) in enumerate(writes):
+            idx = WRITES_IDX_MAP.get(channel, position)
+            if idx >= 0 and (task_id, idx) in stored:
+                continue  # a retried task writes the same values again
+            tree = self._raw(value)
+            self._remember(value, tree, seq, len(entries))
+            entries.append([idx, channel, self._share(tree)])
+        if not entries:
+            return
+        data: dict[str, Any] = {"ns": ns} if ns else {}
+        if checkpoint_id != self.index.last_id.get(ns):
+            data["checkpoint"] = checkpoint_id
+        data.update(task=task_id, path=task_path, writes=entries)
+        self._append(WRITES, data)
+
+    def _remember(self, value: Any, tree: Any, seq: int, position: int) -> None:
+        self._written[id(value)] = _Written(value, tree, seq, position, None)
+        if type(value) is list and isinstance(tree, list) and len(tree) == len(value):
+            for index, item in enumerate(value):
+                self._written[id(item)] = _Written(item, tree[index], seq, position, index)
+
+    def remove(self, checkpoints: Sequence[tuple[str, str]]) -> None:
+        """Take checkpoints out of the thread's view durably (one event)."""
+        if checkpoints:
+            self._append(REMOVED, {"checkpoints": [list(key) for key in checkpoints]})
+
+    def _raw(self, value: Any) -> Any:
+        return encode_typed(self.serde.dumps_typed(value))
+
+    def _share(self, tree: Any) -> Any:
+        return share_strings(tree, self.index.strings)
+
+    def _append(self, event_type: str, data: dict[str, Any]) -> None:
+        event = self.session.append(event_type, data, ignorable=True)
+        self.index.apply(event)
+
+    # --- reading ------------------------------------------------------------------------
+
+    def get(self, ns: str, checkpoint_id: str | None) -> tuple[str, CheckpointRecord] | None:
+        """A checkpoint of namespace ``ns`` with its id: the one named, or the newest."""
+        if checkpoint_id is None:
+            return self.index.latest(ns)
+        record = self.index.checkpoints.get(ns, {}).get(checkpoint_id)
+        return None if record is None else (checkpoint_id, record)
+
+    def metadata(self, record: CheckpointRecord) -> Any:
+        """The metadata of ``record`` for filtering (decoded once, never handed out)."""
+        metadata = self._metadata.get(record.seq)
+        if metadata is None:
+            metadata = self._metadata[record.seq] = self._decode(self._data(record)["metadata"])
+        return metadata
+
+    def checkpoint_tuple(
+        self, ns: str, checkpoint_id: str, record: CheckpointRecord, config: RunnableConfig
+    ) -> CheckpointTuple:
+        """The full ``CheckpointTuple`` of a stored checkpoint, freshly decoded."""
+        data = self._data(record)
+        checkpoint = self._decode(self._checkpoint_tree(record))
+        values = {}
+        for channel, version in checkpoint["channel_versions"].items():
+            value = self._value(ns, channel, version)
+            if value is not _MISSING:
+                values[channel] = value
+        parent = None
+        if record.parent is not None:
+            parent = {
+                "configurable": {
+                    "thread_id": thread_id(self.session.id),
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": record.parent,
+                }
+            }
+        return CheckpointTuple(
+            config=config,
+            checkpoint=cast(Checkpoint, {**checkpoint, "channel_values": values}),
+            metadata=self._decode(data["metadata"]),
+            parent_config=parent,  # type: ignore[arg-type]  # a RunnableConfig literal
+            pending_writes=self._pending_writes(ns, checkpoint_id),
+        )
+
+    def _checkpoint_tree(self, record: CheckpointRecord) -> Any:
+        """The whole tree of a stored checkpoint (patches applied, strings resolved)."""
+        tree = self._trees.get(record.seq)
+        if tree is None:
+            stored = resolve_strings(self._data(record)["checkpoint"], self._string)
+            if isinstance(stored, dict) and stored.get("$lg") == "patch":
+                base = self.index.by_seq[stored["of"]]
+                stored = patched(self._checkpoint_tree(base), stored)
+            tree = self._trees[record.seq] = stored
+        return tree
+
+    def _pending_writes(self, ns: str, checkpoint_id: str) -> list[tuple[str, str, Any]]:
+        stored = self.index.writes.get((ns, checkpoint_id), {})
+        ordered = sorted(stored.items(), key=lambda kv: writes_sort_key(kv[1].path, *kv[0]))
+        writes = []
+        for _, write in ordered:
+            tree = self._write_tree(write.seq, write.position, None)
+            writes.append((write.task, write.channel, self._decode(tree)))
+        return writes
+
+    def _write_tree(self, seq: int, position: int, index: int | None) -> Any:
+        tree = self.session.event_at(seq).data["writes"][position][2]
+        return tree if index is None else tree[index]
+
+    def _value(self, ns: str, channel: str, version: Any) -> Any:
+        chain = self.index.chain(self.session, ns, channel, version)
+        if chain is None or chain[0].get("empty"):
+            return _MISSING
+        if "value" in chain[0]:
+            return self._decode(chain[0]["value"])
+        trees = [tree for blob in chain for tree in blob["items"]]
+        packed = [self._packed(tree) for tree in trees]
+        with collector_paused():  # many small acyclic objects: nothing for the collector
+            if all(data is not None for data in packed):
+                # One msgpack array of the items' own bytes: the serde decodes it as it would
+                # the whole list, in one call.
+                whole = _array_header(len(packed)) + b"".join(packed)  # type: ignore[arg-type]
+                items = self.serde.loads_typed(("msgpack", whole))
+            else:
+                items = [self._decode(self._item_tree(tree)) for tree in trees]
+        self._known[(ns, channel)] = _Known(version, items)
+        return items
+
+    def _packed(self, tree: Any) -> bytes | None:
+        """The msgpack bytes of a stored list item (``None``: the serde gave another type).
+
+        Kept per stored tree (events are immutable), so reading a long history again packs
+        only the items added since.
+        """
+        cached = self._bytes.get(id(tree))
+        if cached is None or cached[0] is not tree:
+            type_, data = decode_tree(self._item_tree(tree), self._string)
+            cached = self._bytes[id(tree)] = (tree, data if type_ == "msgpack" else None)
+        return cached[1]
+
+    def _item_tree(self, tree: Any) -> Any:
+        if isinstance(tree, dict) and tree.get("$lg") == "w":
+            seq, position, index = tree["r"]
+            written = self._write_tree(seq, position, index)
+            fields = tree.get("set")
+            return (
+                with_fields(written, resolve_strings(fields, self._string)) if fields else written
+            )
+        return tree
+
+    def _data(self, record: CheckpointRecord) -> Any:
+        return self.session.event_at(record.seq).data
+
+    def _decode(self, tree: Any) -> Any:
+        return self.serde.loads_typed(decode_tree(tree, self._string))
+
+    def _string(self, seq: int, index: int) -> str:
+        return self.index.string(self.session, seq, index)

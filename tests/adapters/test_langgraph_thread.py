@@ -1,0 +1,117 @@
+"""A thread's writes: only new list items, references to task writes, checkpoint patches.
+
+Each test drives ``Thread`` the way LangGraph's loop drives a checkpointer — ``put_writes``
+for a task, then ``put`` of the next checkpoint — and checks both what is stored and that
+reading it back gives exactly the values handed in.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+from agentlog import Session
+from agentlog.adapters._langgraph_index import MAX_DEPTH
+from agentlog.adapters._langgraph_thread import Thread, session_id, thread_id
+
+
+class _Driver:
+    """Puts checkpoints of one channel, ``messages``, as LangGraph would."""
+
+    def __init__(self) -> None:
+        self.thread = Thread(Session.create(session_id("t"), clock=lambda: 0), JsonPlusSerializer())
+        self.parent: str | None = None
+        self.version = 0
+
+    def config(self) -> RunnableConfig:
+        configurable: dict[str, Any] = {"thread_id": "t", "checkpoint_ns": ""}
+        if self.parent is not None:
+            configurable["checkpoint_id"] = self.parent
+        return {"configurable": configurable}
+
+    def put(self, messages: list[Any]) -> Checkpoint:
+        self.version += 1
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": messages}
+        checkpoint["channel_versions"] = {"messages": self.version}
+        self.thread.put(
+            self.config(), checkpoint, {"step": self.version}, {"messages": self.version}
+        )
+        self.parent = checkpoint["id"]
+        return checkpoint
+
+    def write(self, value: Any) -> None:
+        self.thread.put_writes(self.config(), [("messages", value)], "task", "")
+
+    def read(self) -> Any:
+        found = self.thread.get("", None)
+        assert found is not None
+        return self.thread.checkpoint_tuple("", *found, self.config())
+
+    def last_blob(self) -> dict[str, Any]:
+        last = self.thread.session.events[-1]
+        return dict(last.data["blobs"]["messages"])
+
+
+def test_a_list_that_grows_stores_its_new_items_only() -> None:
+    driver = _Driver()
+    first = [HumanMessage(content="hi", id="h1")]
+    driver.put(first)
+    assert "base" not in driver.last_blob()
+    grown = [*first, AIMessage(content="hello", id="a1")]
+    driver.put(grown)
+    blob = driver.last_blob()
+    assert blob["base"] == 1
+    assert len(blob["items"]) == 1
+    assert driver.read().checkpoint["channel_values"]["messages"] == grown
+
+
+def test_a_replaced_or_reassigned_message_makes_the_list_stored_whole() -> None:
+    driver = _Driver()
+    message = HumanMessage(content="hi", id="h1")
+    driver.put([message])
+    driver.put([HumanMessage(content="edited", id="h1")])  # add_messages replaced it by id
+    assert "base" not in driver.last_blob()
+    anonymous = ToolMessage(content="out", tool_call_id="c1")
+    driver.put([anonymous])
+    anonymous.id = "given-later"  # add_messages assigns ids in place
+    driver.put([anonymous, AIMessage(content="done", id="a2")])
+    assert "base" not in driver.last_blob()
+    assert driver.read().checkpoint["channel_values"]["messages"][0].id == "given-later"
+
+
+def test_a_message_a_task_wrote_is_stored_once_as_a_reference() -> None:
+    driver = _Driver()
+    driver.put([])
+    result = ToolMessage(content="x" * 300, tool_call_id="c1")
+    driver.write([result])
+    result.id = "assigned"  # what add_messages does before the checkpoint is put
+    driver.put([result])
+    (item,) = driver.last_blob()["items"]
+    assert item["$lg"] == "w"
+    assert dict(item["set"]) == {"id": "assigned"}
+    restored = driver.read()
+    assert restored.checkpoint["channel_values"]["messages"] == [result]
+    assert restored.pending_writes == []  # the writes belong to the previous checkpoint
+
+
+def test_checkpoints_are_patches_of_their_parent_up_to_a_bounded_depth() -> None:
+    driver = _Driver()
+    for _ in range(MAX_DEPTH + 3):
+        expected = driver.put([])
+    depths = [record.depth for record in driver.thread.index.by_seq.values()]
+    assert depths[: MAX_DEPTH + 3] == [*range(MAX_DEPTH + 1), 0, 1]
+    restored = driver.read().checkpoint
+    assert {key: restored[key] for key in expected} == {
+        **expected,
+        "channel_values": {"messages": []},
+    }
+
+
+def test_thread_ids_map_to_session_ids_and_back() -> None:
+    assert session_id("t-1") == "langgraph:t-1"
+    assert thread_id(session_id("t-1")) == "t-1"
