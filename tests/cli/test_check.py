@@ -73,7 +73,7 @@ def test_verify_all_fails_with_exit_1_naming_what_and_where(tmp_path: Path) -> N
 @pytest.mark.structure_free("the session breaks turn structure on purpose")
 def test_structure_problems_are_warnings_unless_strict(tmp_path: Path) -> None:
     url = str(tmp_path / "store")
-    with open_store(url) as store, store.create("loose") as session:
+    with open_store(url) as store, store.create("loose", strict=False) as session:
         session.append(
             "assistant/message",
             m.assistant("hi", provider="p", model="m", turn=1, step=1, id="a1"),

@@ -58,7 +58,7 @@ def test_a_log_that_does_not_load_fails_with_the_reason(tmp_path: Path) -> None:
 @pytest.mark.structure_free("the log breaks turn structure on purpose")
 def test_structure_problems_warn_unless_strict(tmp_path: Path) -> None:
     store_path = tmp_path / "s"
-    with open_store(str(store_path)) as store, store.create("loose") as session:
+    with open_store(str(store_path)) as store, store.create("loose", strict=False) as session:
         session.append("user/message", m.user("hi", id="u1"), surface_op="append")
         session.append(
             "assistant/message",
