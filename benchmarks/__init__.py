@@ -13,7 +13,16 @@ from typing import Any, Final, cast
 
 __all__ = ["SUITES", "load"]
 
-SUITES: Final = ("core", "stores", "formats", "compaction", "loop", "adapters", "peers")
+SUITES: Final = (
+    "core",
+    "stores",
+    "formats",
+    "compaction",
+    "loop",
+    "adapters",
+    "viewer",
+    "peers",
+)
 """Every registered suite, in run order."""
 
 

@@ -347,7 +347,7 @@ def bench_durable(directory: Path) -> list[Benchmark]:
                 },
                 "ratio": round(ratio, 3),
                 "target": {
-                    "text": f"≤ {DURABLE_TARGET:g}× (DESIGN: ≤ 3.3× one raw fsync)",
+                    "text": f"≤ {DURABLE_TARGET:g}× (design target: ≤ 3.3× one raw fsync)",
                     "max_ratio": DURABLE_TARGET,
                 },
                 "met": met,

@@ -59,6 +59,7 @@ _BATCHING: contextvars.ContextVar[AsyncSession | None] = contextvars.ContextVar(
 async def open_store(
     url: str | None = None,
     *,
+    read_only: bool = False,
     write_behind: bool = False,
     batch_delay: float = 0.2,
     projections: Iterable[MessageProjection] = (IMAGE_OFFLOAD,),
@@ -68,6 +69,7 @@ async def open_store(
     store = await asyncio.to_thread(
         _open_store,
         url,
+        read_only=read_only,
         write_behind=write_behind,
         batch_delay=batch_delay,
         projections=projections,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentlog import open_store
-from tests.cli.test_app import run
+from tests.cli.support import run
 from tests.stores.legacy import format_0_log, write_log
 
 
@@ -13,7 +13,8 @@ def test_migrate_is_a_dry_run_until_asked_to_write(tmp_path: Path) -> None:
     original = write_log(tmp_path, *format_0_log())
     before = original.read_bytes()
     url = f"jsonl:///{tmp_path}"
-    code, output = run("migrate", "--store", url)
+    ran = run("migrate", "--store", url)
+    code, output = ran.code, ran.stdout + ran.stderr
     assert code == 0, output
     assert f"old  v0 → v4  {original}" in output
     assert (
@@ -23,15 +24,18 @@ def test_migrate_is_a_dry_run_until_asked_to_write(tmp_path: Path) -> None:
     migrated = original.with_name("session.v4.jsonl")
     assert f"would write {migrated} (dry run; --write to publish)" in output
     assert not migrated.exists()
-    code, output = run("migrate", "old", "--store", url, "--write")
+    ran = run("migrate", "old", "--store", url, "--write")
+    code, output = ran.code, ran.stdout + ran.stderr
     assert code == 0, output
     assert f"wrote {migrated}" in output
     assert original.read_bytes() == before
     with open_store(url) as store:
         assert [info.version for info in store.list()] == [4]
-    code, output = run("migrate", "--store", url)
+    ran = run("migrate", "--store", url)
+    code, output = ran.code, ran.stdout + ran.stderr
     assert f"{url}: every session is in format 4" in output
-    code, output = run("migrate", str(original))  # the old file itself, read directly
+    ran = run("migrate", str(original))
+    code, output = ran.code, ran.stdout + ran.stderr  # the old file itself, read directly
     assert f"already continued in {migrated}" in output
 
 
@@ -39,7 +43,8 @@ def test_migrate_reports_a_refusal_and_writes_nothing(tmp_path: Path) -> None:
     header, events = format_0_log()
     events[0]["type"] = "mode/set"
     write_log(tmp_path, header, events)
-    code, output = run("migrate", "--store", f"jsonl:///{tmp_path}", "--write")
+    ran = run("migrate", "--store", f"jsonl:///{tmp_path}", "--write")
+    code, output = ran.code, ran.stdout + ran.stderr
     assert code == 1
     assert "session-format-v0-to-v1 refuses this format v0 Session" in output
     assert not list(tmp_path.rglob("session.v4.jsonl"))

@@ -38,13 +38,16 @@ def test_parse_store_url(url: str, scheme: str, path: Path | None) -> None:
 @pytest.mark.parametrize(
     ("url", "text"),
     [
-        ("sessions.db", "unknown store URL 'sessions.db'; use memory:, jsonl:///dir"),
+        ("mysql:///x", "unknown store URL 'mysql:///x'; use memory:, jsonl:///dir"),
         ("mysql://host/db", "unknown store URL 'mysql://host/db'"),
         ("JSONL:///x", "unknown store URL 'JSONL:///x'"),
         ("memory:///x", "a memory store URL takes no path: 'memory:///x'"),
         ("sqlite://x.db", "store URL 'sqlite://x.db' needs three slashes and a path"),
         ("sqlite:x.db", "store URL 'sqlite:x.db' needs three slashes and a path"),
         ("jsonl:///", "store URL 'jsonl:///' needs three slashes and a path"),
+        ("sqlite:///a.db?mode=rw", "unknown query parameter 'mode=rw' in store URL"),
+        ("sqlite:///a.db?cache=shared", "unknown query parameter 'cache=shared' in store URL"),
+        ("jsonl:///d?ro", "unknown query parameter 'ro=' in store URL 'jsonl:///d?ro'"),
     ],
 )
 def test_bad_store_urls_are_refused(url: str, text: str) -> None:
@@ -100,3 +103,58 @@ def test_the_default_home_follows_xdg(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     assert default_home() == tmp_path / "user" / ".local" / "share" / "agentlog"
+
+
+@pytest.mark.parametrize(
+    ("given", "scheme"),
+    [("x.db", "sqlite"), ("x.sqlite", "sqlite"), ("x.sqlite3", "sqlite"), ("new-dir", "jsonl")],
+)
+def test_a_plain_path_names_a_store_by_its_suffix(
+    given: str, scheme: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    parsed = parse_store_url(given)
+    assert (parsed.scheme, parsed.path, parsed.url) == (scheme, Path(given), f"{scheme}:///{given}")
+    assert list(tmp_path.iterdir()) == []  # parsing looks, never creates
+
+
+def test_an_existing_directory_is_a_jsonl_store_and_zstd_when_it_holds_zstd(
+    tmp_path: Path,
+) -> None:
+    with open_store(f"jsonl+zstd:///{tmp_path / 'z'}") as store, store.create("s1") as session:
+        session.append("turn/start", {"turn": 1})
+    assert parse_store_url(str(tmp_path / "z")).scheme == "jsonl+zstd"
+    (tmp_path / "empty").mkdir()
+    assert parse_store_url(str(tmp_path / "empty")).scheme == "jsonl"
+    with open_store(str(tmp_path / "z")) as store:
+        assert [info.id for info in store.list()] == ["s1"]
+
+
+def test_an_existing_sqlite_file_is_recognised_by_its_content(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path / 'sessions.data'}") as store:
+        store.create("s1").close()
+    assert parse_store_url(str(tmp_path / "sessions.data")).scheme == "sqlite"
+
+
+def test_an_empty_url_is_refused_by_the_parser() -> None:
+    with pytest.raises(StoreError, match="empty store URL"):
+        parse_store_url("")
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
+    transcript = tmp_path / "session.v4.jsonl"
+    transcript.write_text("{}\n")
+    with pytest.raises(StoreError, match="is a file, not a store"):
+        parse_store_url(str(transcript))
+
+
+def test_mode_ro_opens_without_creating_anything(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}?mode=ro"
+    assert parse_store_url(url).read_only
+    with pytest.raises(StoreError, match=r'no SQLite store at ".*a.db" \(no such file\)'):
+        open_store(url)
+    with pytest.raises(StoreError, match="no JSONL store at"):
+        open_store(f"jsonl:///{tmp_path / 'logs'}?mode=ro")
+    with pytest.raises(StoreError, match="no SQLite store at"):
+        open_store(f"sqlite:///{tmp_path / 'nodir' / 'sub' / 'x.db'}", read_only=True)
+    assert list(tmp_path.iterdir()) == []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 import signal
 import sys
 import threading
@@ -25,6 +26,7 @@ from typing import Annotated, Any
 
 import typer
 
+from agentlog.cli.common import StoreOption
 from agentlog.errors import AgentlogError
 from agentlog.loop import (
     Agent,
@@ -214,10 +216,7 @@ def chat(
         ),
     ] = None,
     no_tools: Annotated[bool, typer.Option("--no-tools", help="Offer the model no tools.")] = False,
-    store: Annotated[
-        str | None,
-        typer.Option("--store", help="Store URL. Default: the embedded store.", show_default=False),
-    ] = None,
+    store: StoreOption = None,
 ) -> None:
     """Chat with a model in the terminal; every turn is kept in the store.
 
@@ -254,7 +253,8 @@ def chat(
                 f"{model_provider.name}, {opened.url}). Ctrl-C cancels a turn, Ctrl-D leaves."
             )
             asyncio.run(_converse(agent, banner))
-            typer.echo(f"Resume with: agentlog chat --resume {session.id}")
+            where = "" if store is None else f" --store {shlex.quote(store)}"
+            typer.echo(f"Resume with: agentlog chat --resume {session.id}{where}")
     except AgentlogError as exc:
         typer.echo(f"Error: {exc}", err=True)
         raise typer.Exit(1) from None

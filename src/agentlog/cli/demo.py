@@ -11,20 +11,19 @@ store, the crash-repair path — and a new agent answers a fourth turn (its requ
 from __future__ import annotations
 
 import asyncio
+import shlex
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Annotated
 
-import typer
-from rich.console import Console
+from rich.text import Text
 
+from agentlog.cli.common import StoreOption, opened, reported, stdout
 from agentlog.cli.render import render_session
-from agentlog.errors import AgentlogError
 from agentlog.loop import Agent, Tool, tool
 from agentlog.plugins import ExtractiveSummarizer, expand
 from agentlog.providers.scripted import Scripted
 from agentlog.session import Session
-from agentlog.stores import open_store
+from agentlog.surface import fold_surface
 
 __all__ = [
     "DEMO_SESSION_ID",
@@ -175,52 +174,50 @@ def demo_checkpoint(session: Session) -> int:
     )
 
 
-def demo(
-    store: Annotated[
-        str | None,
-        typer.Option("--store", help="Store URL. Default: the embedded store.", show_default=False),
-    ] = None,
-) -> None:
+def demo(store: StoreOption = None) -> None:
     """Run a scripted coding agent (offline): tool calls, a compaction, a resume.
 
     The real agent loop with a scripted model: three turns with tool calls, an automatic
     compaction before the third, then the session is closed, resumed from the store and
-    continued — all kept in the log.
+    continued — all kept in the log. Remove it again with agentlog rm.
 
-    Example: agentlog demo --store jsonl:///tmp/sessions
+    Example: agentlog demo --store ./demo-sessions
     """
-    console = Console()
-    try:
-        with open_store(store, clock=demo_clock()) as opened:
-            session_id = f"demo-{uuid.uuid4().hex[:8]}"
-            first = opened.create(session_id, cwd="/demo/project")
+    console = stdout()
+    with opened(store, read_only=False) as opened_store, reported(store):
+        session_id = f"demo-{uuid.uuid4().hex[:8]}"
+        first = opened_store.create(session_id, cwd="/demo/project")
 
-            def reopen(session: Session) -> Session:
-                session.close()
-                return opened.open(session.id)
+        def reopen(session: Session) -> Session:
+            session.close()
+            return opened_store.open(session.id)
 
-            with build_demo_session(first, reopen=reopen) as session:
-                console.print(render_session(session, console.width))
-                console.print(
-                    f"\n{session.seq} events in the log, {len(session.surface.nodes)} on the "
-                    f"surface, {len(session.derive_messages())} messages for the model; nothing "
-                    "was deleted.",
-                    soft_wrap=True,
-                )
-                checkpoint = demo_checkpoint(session)
-                originals = ", ".join(str(event.seq) for event in expand(session, checkpoint))
-                console.print(
-                    f"agentlog.expand(session, {checkpoint}) gives back what the summary "
-                    f"replaced: events {originals}.",
-                    soft_wrap=True,
-                    highlight=False,
-                )
-            console.print(
-                f"Saved as session {session_id!r} in {opened.url} "
-                f"(see it again with: agentlog show {session_id})",
-                soft_wrap=True,
-                highlight=False,
+        build_demo_session(first, reopen=reopen).close()
+        inspection = opened_store.inspection(session_id)
+        view = inspection.session
+        console.print(render_session(inspection, list(view.events), session_id, console.width))
+        checkpoint = demo_checkpoint(view)
+        shadowed = next(
+            r.shadowed_seqs
+            for r in fold_surface(view.events, view.projections).replacements
+            if r.seq == checkpoint
+        )
+        originals = ", ".join(str(event.seq) for event in expand(view, checkpoint))
+        console.print(
+            Text(
+                f"\n{inspection.stored_events} events in the log, {len(view.surface.nodes)} on "
+                f"the surface, {len(view.derive_messages())} messages for the model; nothing "
+                f"was deleted. The summary at seq {checkpoint} shadowed {len(shadowed)} nodes "
+                f"({', '.join(map(str, shadowed))}); any of them that replaced earlier events "
+                f"is followed in turn, so agentlog.expand(session, {checkpoint}) gives back the "
+                f"original events {originals}."
             )
-    except AgentlogError as exc:
-        Console(stderr=True).print(f"[red]Error:[/red] {exc}", highlight=False)
-        raise typer.Exit(1) from None
+        )
+        again = f"agentlog show {session_id}"
+        if store is not None:
+            again += f" --store {shlex.quote(store)}"
+        console.print(
+            Text(
+                f"Saved as session {session_id!r} in {opened_store.url}\nSee it again with: {again}"
+            )
+        )

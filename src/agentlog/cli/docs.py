@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typer.core import TyperGroup
+from typer.main import get_command
 from typer.testing import CliRunner
 
 from agentlog.cli.app import app
@@ -22,15 +24,20 @@ def _help(*command: str) -> str:
 def render_cli_reference() -> str:
     """The Markdown of ``docs/cli.md``: ``agentlog --help`` and every command's help."""
     lines = [
+        "<!-- Generated from the commands' --help by scripts/gen_docs.py; do not edit. -->",
+        "",
         "# Command-line reference",
         "",
-        "Generated from `--help` by `python scripts/gen_docs.py`; a test fails when it is stale.",
+        "Every command of `agentlog`, as its `--help` prints it. See [the CLI guide](cli-guide.md)",
+        "for a tour with examples.",
         "",
         "```",
         _help(),
         "```",
     ]
-    names = sorted(c.name or c.callback.__name__ for c in app.registered_commands if c.callback)
+    group = get_command(app)
+    assert isinstance(group, TyperGroup)
+    names = [name for name, command in group.commands.items() if not command.hidden]
     for name in names:
         lines += ["", f"## `agentlog {name}`", "", "```", _help(name), "```"]
     return "\n".join(lines) + "\n"

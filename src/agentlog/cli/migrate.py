@@ -8,24 +8,76 @@ closed (``Store.open``), which publishes its format-4 artifact beside the untouc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
+from typing import Annotated
 
+import typer
+
+from agentlog.cli.common import StoreOption, opened, reported, session_store
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores import MigrationPlan, Store
 from agentlog.stores._jsonl_layout import log_name
-from agentlog.stores.files import TranscriptFile
 
-__all__ = ["describe", "file_store", "migrated_location"]
+__all__ = ["describe", "migrate", "migrated_location"]
 
 
-@contextmanager
-def file_store(path: Path) -> Iterator[tuple[Store, str]]:
-    """A store over one transcript file, and the id of its session."""
-    transcript = TranscriptFile(path)
-    with Store(transcript) as store:
-        yield store, transcript.session_id
+def migrate(
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="SESSION",
+            help="Session ids in the store, or session files. Default: every session of the "
+            "store stored in an older format.",
+            show_default=False,
+        ),
+    ] = None,
+    store: StoreOption = None,
+    write: Annotated[
+        bool,
+        typer.Option("--write", help="Publish the format-4 artifacts; without it, a dry run."),
+    ] = False,
+) -> None:
+    """Convert sessions stored in older dsh formats (v0-v3) to format 4.
+
+    A dry run unless --write: each session is read through the migration chain in memory and
+    summarised. --write continues each one, which writes its format-4 transcript beside the
+    original; the original is never changed.
+
+    Example: agentlog migrate --store ~/.dsh/sessions --write
+    """
+    files = [target for target in targets or () if Path(target).is_file()]
+    ids = [target for target in targets or () if not Path(target).is_file()]
+    for file in files:
+        with session_store(file, store, read_only=not write) as (opened_store, session_id):
+            _migrate_one(opened_store, session_id, write, store)
+    if ids or not files:
+        with opened(store, read_only=not write) as opened_store:
+            if not ids:
+                older = [i for i in opened_store.list() if i.version < FORMAT_VERSION]
+                ids = [info.id for info in older]
+                if not ids:
+                    typer.echo(f"{opened_store.url}: every session is in format {FORMAT_VERSION}")
+            for session_id in ids:
+                _migrate_one(opened_store, session_id, write, store)
+
+
+def _migrate_one(opened_store: Store, session_id: str, write: bool, url: str | None) -> None:
+    with reported(url):
+        plan = opened_store.plan_migration(session_id)
+    for line in describe(plan):
+        typer.echo(line)
+    if not plan.needed:
+        return
+    target = migrated_location(plan) or "the store"
+    if Path(target).exists():
+        typer.echo(f"  already continued in {target}")
+        return
+    if write:
+        with reported(url):
+            opened_store.open(session_id).close()
+        typer.echo(f"  wrote {target}")
+    else:
+        typer.echo(f"  would write {target} (dry run; --write to publish)")
 
 
 def migrated_location(plan: MigrationPlan) -> str | None:

@@ -12,13 +12,12 @@ from typing import Annotated
 
 import typer
 
-from agentlog.cli.app import StoreOption, _store, app
+from agentlog.cli.common import StoreOption, opened, reported
 from agentlog.stores import RepairResult
 
 __all__ = ["describe_repair", "repair"]
 
 
-@app.command()
 def repair(
     session_id: Annotated[str, typer.Argument(help="The session id.")],
     cut_at: Annotated[
@@ -42,8 +41,8 @@ def repair(
 
     Example: agentlog repair my-session --cut-at 42
     """
-    with _store(store) as opened:
-        result = opened.repair(session_id, cut_at=cut_at)
+    with opened(store, read_only=False) as opened_store, reported(store):
+        result = opened_store.repair(session_id, cut_at=cut_at)
     if as_json:
         typer.echo(
             json.dumps(

@@ -135,12 +135,14 @@ MESSAGE_PROJECTION_EVENT_TYPES: Final = frozenset(
 def render_event_catalog() -> str:
     """Render the catalog as the Markdown of ``docs/event-catalog.md``."""
     lines = [
+        "<!-- Generated from agentlog.events.catalog by scripts/gen_docs.py; do not edit. -->",
+        "",
         "# Event-type catalog",
         "",
-        "Generated from `agentlog.events.catalog` by `python scripts/gen_docs.py`; a test fails",
-        "when this file is stale. Badges: **surface** events produce model messages and carry",
-        "`surfaceOp`; **log-only** events never reach the surface; **projection** events are",
-        "log-only but change the content of visible messages (spec/core.md §5.7).",
+        "Every event type a session log can hold (`agentlog catalog` prints the same list).",
+        "Kinds: **surface** events show the model a message and carry `surfaceOp`; **log-only**",
+        "events are recorded but never shown to the model; **projection** events are log-only",
+        "but change what visible messages show (an offloaded image, say).",
         "",
         f"{len(KNOWN_EVENT_TYPES)} built-in types.",
         "",

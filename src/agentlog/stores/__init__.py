@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from agentlog.errors import AgentlogError
+from agentlog.errors import AgentlogError, StoreError
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.stores.files import load_file
 from agentlog.stores.jsonl import JsonlBackend
 from agentlog.stores.memory import MemoryBackend
+from agentlog.stores.read_only import ReadOnlyBackend
+from agentlog.stores.reading import Inspection
 from agentlog.stores.sqlite import SqliteBackend
 from agentlog.stores.store import MigrationPlan, Store
 from agentlog.stores.url import default_home, default_store_url, parse_store_url
@@ -21,6 +23,7 @@ from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 
 __all__ = [
     "Backend",
+    "Inspection",
     "Lease",
     "MigrationPlan",
     "RepairResult",
@@ -36,25 +39,40 @@ __all__ = [
 ]
 
 
-def open_backend(url: str) -> Backend:
-    """The backend a store URL names (see ``agentlog.stores.url``)."""
+def open_backend(url: str, *, read_only: bool = False) -> Backend:
+    """The backend a store URL (or path) names (see ``agentlog.stores.url``).
+
+    Read-only (``read_only=True`` or ``?mode=ro``): nothing is created, and a file store that
+    does not exist is an error rather than an empty store.
+    """
     parsed = parse_store_url(url)
+    read_only = read_only or parsed.read_only
+    backend: Backend
     if parsed.scheme == "memory":
-        return MemoryBackend(url)
-    if parsed.scheme == "postgresql":
+        backend = MemoryBackend(url)
+    elif parsed.scheme == "postgresql":
         raise AgentlogError(
             f"PostgreSQL stores are not available in this build of agentlog ({url!r}); use "
             "sqlite:/// or jsonl:///"
         )
-    assert parsed.path is not None
-    if parsed.scheme == "sqlite":
-        return SqliteBackend(parsed.path, url=url)
-    return JsonlBackend(parsed.path, compressed=parsed.scheme == "jsonl+zstd", url=url)
+    elif parsed.scheme == "sqlite":
+        assert parsed.path is not None
+        backend = SqliteBackend(parsed.path, url=parsed.url, read_only=read_only)
+    else:
+        assert parsed.path is not None
+        if read_only and not parsed.path.is_dir():
+            raise StoreError(
+                f'no JSONL store at "{parsed.path}" (no such directory)', path=str(parsed.path)
+            )
+        compressed = parsed.scheme == "jsonl+zstd"
+        backend = JsonlBackend(parsed.path, compressed=compressed, url=parsed.url)
+    return ReadOnlyBackend(backend) if read_only else backend
 
 
 def open_store(
     url: str | None = None,
     *,
+    read_only: bool = False,
     write_behind: bool = False,
     batch_delay: float = 0.2,
     projections: Iterable[MessageProjection] = (IMAGE_OFFLOAD,),
@@ -64,8 +82,11 @@ def open_store(
 
     Args:
         url: ``memory:``, ``jsonl:///dir``, ``jsonl+zstd:///dir``, ``sqlite:///file.db`` (three
-            slashes and a relative path; four for an absolute one). ``None``: the default
-            embedded store, ``$AGENTLOG_STORE`` or ``sessions.db`` in ``$AGENTLOG_HOME``.
+            slashes and a relative path; four for an absolute one), or a plain path (a
+            directory: JSONL; a ``.db`` file: SQLite). ``None``: the default embedded store,
+            ``$AGENTLOG_STORE`` or ``sessions.db`` in ``$AGENTLOG_HOME``.
+        read_only: Never create or write anything (as ``?mode=ro``): reads work, writes raise
+            ``StoreError``, and a store that does not exist is an error.
         write_behind: Batch appends in the background; ``Session.flush()`` is the barrier.
         batch_delay: Seconds before a write-behind batch is written.
         projections: Message projections the store's sessions may use.
@@ -74,7 +95,7 @@ def open_store(
     Returns:
         The store; close it (or use it as a context manager) when done.
     """
-    backend = open_backend(url or default_store_url())
+    backend = open_backend(url or default_store_url(), read_only=read_only)
     return Store(
         backend,
         write_behind=write_behind,

@@ -9,6 +9,7 @@ in ``agentlog.stores.store.Store``.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ class SessionInfo:
     """The parent, for a fork child."""
     location: str | None = None
     """The file path, for file stores."""
+    updated_at: int | None = None
+    """Epoch milliseconds of the last change: the time of the last stored event (SQL, memory)
+    or the transcript's modification time (JSONL); ``None`` when unknown."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -176,6 +180,41 @@ class Backend(ABC):
     @abstractmethod
     def list(self) -> list[SessionInfo]:
         """Every stored session, read from headers only, in no particular order."""
+
+    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
+        """The header and the committed events from ``from_seq`` on (spec/persistence.md §2.1).
+
+        The events of the returned log start at ``from_seq``, not at 0. This default reads the
+        whole log; a backend that can seek overrides it.
+
+        Raises:
+            SessionNotFound, CorruptLog: as for ``read``.
+        """
+        stored = self.read(session_id)
+        return StoredLog(
+            header=stored.header,
+            events=stored.events[from_seq:],
+            torn=stored.torn,
+            location=stored.location,
+            first_line=None if stored.first_line is None else stored.first_line + from_seq,
+            migrated_from=stored.migrated_from,
+        )
+
+    def wait_for_append(self, session_id: str, revision: str | None, timeout: float) -> None:
+        """Block until the session may have changed since ``revision``, or ``timeout`` seconds.
+
+        This default polls (it sleeps ``timeout``); a backend with change notifications wakes
+        up as soon as an append lands.
+        """
+        time.sleep(timeout)
+
+    def revision(self, session_id: str) -> str | None:
+        """A token that changes whenever the stored log does (``None``: cannot tell).
+
+        Implements the revision of spec/persistence.md §2.1 ``listSnapshots``: followers and
+        indexes compare it to skip reading a log that has not changed.
+        """
+        return None
 
     def close(self) -> None:  # noqa: B027  # optional hook: most backends hold nothing open
         """Release connections and files."""

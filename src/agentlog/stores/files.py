@@ -6,11 +6,13 @@ from pathlib import Path
 
 from agentlog.errors import CorruptLog, SessionNotFound
 from agentlog.session import Session
+from agentlog.stores.base import Backend
 from agentlog.stores.jsonl import JsonlBackend
+from agentlog.stores.read_only import ReadOnlyBackend
 from agentlog.stores.store import Store
 from agentlog.values import loads
 
-__all__ = ["TranscriptFile", "load_file"]
+__all__ = ["TranscriptFile", "load_file", "open_transcript"]
 
 
 class TranscriptFile(JsonlBackend):
@@ -34,6 +36,25 @@ class TranscriptFile(JsonlBackend):
 
     def _find(self, session_id: str) -> Path | None:
         return self.file if session_id == self.session_id and self.file.is_file() else None
+
+
+def open_transcript(path: str | Path, *, read_only: bool = False) -> tuple[Store, str]:
+    """A store over one transcript file, and the id of the session it holds.
+
+    With ``read_only``, nothing is ever written; otherwise continuing the session
+    (``store.open(session_id)``) appends to the file, or — for an older format — writes its
+    format-4 transcript beside it.
+
+    Raises:
+        SessionNotFound: when there is no such file.
+        CorruptLog: when its first line is not a session header.
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise SessionNotFound(f'no session log file at "{file}"', path=str(file))
+    transcript = TranscriptFile(file)
+    backend: Backend = ReadOnlyBackend(transcript) if read_only else transcript
+    return Store(backend), transcript.session_id
 
 
 def load_file(path: str | Path) -> Session:

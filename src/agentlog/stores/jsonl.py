@@ -407,6 +407,7 @@ class JsonlBackend(Backend):
         """What ``list`` reports of one transcript; ``None`` (and a warning) if unreadable."""
         try:
             header = loads(self._first_line(path))
+            modified = path.stat().st_mtime_ns // 1_000_000
         except (CorruptLog, ValueError, OSError) as exc:
             _logger.warning('skipping unreadable session log "%s": %s', path, exc)
             return None
@@ -422,7 +423,19 @@ class JsonlBackend(Backend):
             cwd=cwd if isinstance(cwd, str) else None,
             parent_session=parent if isinstance(parent, str) else None,
             location=str(path),
+            updated_at=modified,
         )
+
+    def revision(self, session_id: str) -> str | None:
+        """The transcript's ``dev:ino:size:mtimeNs:ctimeNs`` (spec/persistence.md §3.7)."""
+        path = self._find(session_id)
+        if path is None:
+            return None
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return None
+        return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
     def _first_line(self, path: Path) -> bytes:
         return first_line(path, compressed=self.compressed)

@@ -110,6 +110,15 @@ class MemoryBackend(Backend):
                 )
             stored.extend(events)
 
+    def revision(self, session_id: str) -> str | None:
+        """The number of stored events.
+
+        A cut followed by as many appends would look unchanged; the memory store is for tests.
+        """
+        with self._lock:
+            events = self._events.get(session_id)
+            return None if events is None else str(len(events))
+
     def delete(self, lease: Lease, session_id: str) -> None:
         """Forget the session, then release the lease."""
         with self._lock:
@@ -144,6 +153,9 @@ class MemoryBackend(Backend):
                     version=int(header["version"]),
                     cwd=header.get("cwd"),
                     parent_session=header.get("parentSession"),
+                    updated_at=self._events[session_id][-1]["time"]
+                    if self._events[session_id]
+                    else None,
                 )
                 for session_id, header in self._headers.items()
             ]

@@ -23,10 +23,10 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from sys import intern
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import zstandard
 
@@ -43,6 +43,7 @@ from agentlog.stores._causes import os_cause, sqlite_cause
 from agentlog.stores._durable_files import make_dirs
 from agentlog.stores._file_lock import lock_name, lock_session, unlock_session
 from agentlog.stores._sqlite_cut import cut_rows
+from agentlog.stores._sqlite_read_only import read_only_query
 from agentlog.stores.base import (
     Backend,
     Lease,
@@ -85,6 +86,7 @@ CREATE TABLE agentlog_events (
 ) STRICT;
 """
 _TABLES: Final = ("agentlog_events", "agentlog_sessions")
+_T = TypeVar("_T")
 
 
 class _BadRow(Exception):
@@ -119,7 +121,7 @@ class _LockLease(Lease):
 class SqliteBackend(Backend):
     """Sessions in one SQLite database file (or ``:memory:``)."""
 
-    def __init__(self, path: Path, *, url: str) -> None:
+    def __init__(self, path: Path, *, url: str, read_only: bool = False) -> None:
         self.url = url
         self.path = path
         self._lock = threading.RLock()
@@ -127,8 +129,16 @@ class SqliteBackend(Backend):
         self._decompressor = zstandard.ZstdDecompressor()
         in_memory = str(path) == ":memory:"
         self._locks = None if in_memory else path.with_name(f"{path.name}.locks")
-        with self._errors():
-            self._db = self._connect()
+        self._read_only = read_only
+        if read_only:
+            # Read-only: nothing is created, not even the database's directory or file.
+            if not path.is_file():
+                raise StoreError(f'no SQLite store at "{path}" (no such file)', path=str(path))
+            with self._errors():
+                self._query(self._check_schema)
+        else:
+            with self._errors():
+                self._db = self._connect()
 
     # --- opening --------------------------------------------------------------------------
 
@@ -155,35 +165,44 @@ class SqliteBackend(Backend):
         """Create the schema in a fresh database, or check an existing one is ours and current."""
         db.execute("BEGIN IMMEDIATE")
         try:
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            application = db.execute("PRAGMA application_id").fetchone()[0]
-            objects = db.execute(
-                "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'"
-            ).fetchone()[0]
-            if version == 0 and application == 0 and objects == 0:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
-                db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            elif application != APPLICATION_ID:
-                raise StoreError(
-                    f'database "{self.path}" is not an agentlog store (application id '
-                    f"{application}, expected {APPLICATION_ID})",
-                    path=str(self.path),
-                )
-            elif version != SCHEMA_VERSION:
-                raise StoreError(
-                    f'database "{self.path}" has agentlog schema version {version}, '
-                    f"incompatible with this build ({SCHEMA_VERSION}); it is never migrated",
-                    path=str(self.path),
-                )
-            else:
-                self._check_tables(db)
+            self._check_schema(db, create=True)
             db.execute("COMMIT")
         except BaseException:
             _roll_back(db)
             raise
+
+    def _check_schema(self, db: sqlite3.Connection, *, create: bool = False) -> None:
+        """Check the database is an agentlog store of this schema (creating it when empty)."""
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        application = db.execute("PRAGMA application_id").fetchone()[0]
+        objects = db.execute(
+            "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchone()[0]
+        if version == 0 and application == 0 and objects == 0:
+            if not create:
+                raise StoreError(
+                    f'database "{self.path}" is empty: not an agentlog store (yet)',
+                    path=str(self.path),
+                )
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif application != APPLICATION_ID:
+            raise StoreError(
+                f'database "{self.path}" is not an agentlog store (application id '
+                f"{application}, expected {APPLICATION_ID})",
+                path=str(self.path),
+            )
+        elif version != SCHEMA_VERSION:
+            raise StoreError(
+                f'database "{self.path}" has agentlog schema version {version}, '
+                f"incompatible with this build ({SCHEMA_VERSION}); it is never migrated",
+                path=str(self.path),
+            )
+        else:
+            self._check_tables(db)
 
     def _check_tables(self, db: sqlite3.Connection) -> None:
         reference = sqlite3.connect(":memory:")
@@ -224,14 +243,30 @@ class SqliteBackend(Backend):
                 path=str(self.path),
             ) from exc
 
+    def _query(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        """Run a read on the store's connection, or on a file-less read-only one."""
+        if self._read_only:
+            return read_only_query(self.path, operation)
+        return operation(self._db)
+
+    def _writable(self) -> sqlite3.Connection:
+        if self._read_only:
+            raise StoreError(
+                f"store {self.url!r} is open read-only: nothing can be written to it",
+                path=str(self.path),
+            )
+        return self._db
+
     # --- sessions -------------------------------------------------------------------------
 
     def exists(self, session_id: str) -> bool:
         """Whether the session has a row."""
         with self._lock, self._errors(session_id):
-            row = self._db.execute(
-                "SELECT 1 FROM agentlog_sessions WHERE id = ?", (session_id,)
-            ).fetchone()
+            row = self._query(
+                lambda db: db.execute(
+                    "SELECT 1 FROM agentlog_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+            )
         return row is not None
 
     def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
@@ -256,7 +291,7 @@ class SqliteBackend(Backend):
         session_id = str(header["id"])
         rows = [self._row(session_id, event) for event in events]
         with self._lock, self._errors(session_id):
-            db = self._db
+            db = self._writable()
             db.execute("BEGIN IMMEDIATE")
             try:
                 stored = db.execute(
@@ -322,42 +357,50 @@ class SqliteBackend(Backend):
 
     def read(self, session_id: str) -> StoredLog:
         """The header and every event row, from one read transaction."""
+        return self.read_from(session_id, 0)
+
+    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
+        """The header and the event rows from ``from_seq`` on, from one read transaction."""
         with self._lock, self._errors(session_id):
-            db = self._db
-            db.execute("BEGIN")
+            return self._query(lambda db: self._read_rows(db, session_id, from_seq))
+
+    def _read_rows(self, db: sqlite3.Connection, session_id: str, from_seq: int) -> StoredLog:
+        db.execute("BEGIN")
+        try:
+            row = db.execute(
+                "SELECT header, next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+            # A whole read sees every row, so that one no log can hold (a negative seq) is
+            # reported; a suffix starts at its seq.
+            rows = db.execute(
+                "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
+                "FROM agentlog_events WHERE session_id = ? AND (? = 0 OR seq >= ?) ORDER BY seq",
+                (session_id, from_seq, from_seq),
+            )
             try:
-                row = db.execute(
-                    "SELECT header, next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-                if row is None:
-                    raise SessionNotFound(
-                        f'session "{session_id}" not found', session_id=session_id
-                    )
-                rows = db.execute(
-                    "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
-                    "FROM agentlog_events WHERE session_id = ? ORDER BY seq",
-                    (session_id,),
-                )
-                try:
-                    header = self._decode(-1, "header", row[0])
-                    # Decoded row by row from the cursor, so the rows are never all held at once;
-                    # a current-format record becomes its checked Event while it is fresh.
-                    current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
-                    settle = event_or_record if current else _as_is
-                    events = [
-                        settle(self._event(index, columns)) for index, columns in enumerate(rows)
-                    ]
-                except _BadRow as bad:
-                    later = db.execute(
-                        "SELECT count(*) FROM agentlog_events WHERE session_id = ? AND seq > ?",
-                        (session_id, bad.seq),
-                    ).fetchone()[0]
-                    raise self._corrupt(session_id, bad, later) from bad.__cause__
-            finally:
-                _roll_back(db)  # a read transaction: nothing to keep
-        if len(events) != row[1]:
-            what = f"{len(events)} event rows but a stored tail of {row[1]}"
-            raise self._corrupt(session_id, _BadRow(len(events), what), 0)
+                header = self._decode(-1, "header", row[0])
+                # Decoded row by row from the cursor, so the rows are never all held at once;
+                # a current-format record becomes its checked Event while it is fresh.
+                current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
+                settle = event_or_record if current else _as_is
+                events = [
+                    settle(self._event(index, columns))
+                    for index, columns in enumerate(rows, from_seq)
+                ]
+            except _BadRow as bad:
+                later = db.execute(
+                    "SELECT count(*) FROM agentlog_events WHERE session_id = ? AND seq > ?",
+                    (session_id, bad.seq),
+                ).fetchone()[0]
+                raise self._corrupt(session_id, bad, later) from bad.__cause__
+        finally:
+            _roll_back(db)  # a read transaction: nothing to keep
+        count = from_seq + len(events)
+        if count != max(row[1], from_seq):
+            what = f"{count} event rows but a stored tail of {row[1]}"
+            raise self._corrupt(session_id, _BadRow(count, what), 0)
         return StoredLog(header=header, events=events, location=str(self.path))
 
     def _event(self, index: int, columns: tuple[Any, ...]) -> dict[str, Any]:
@@ -418,7 +461,7 @@ class SqliteBackend(Backend):
     def delete(self, lease: Lease, session_id: str) -> None:
         """One transaction removes the session's events and its row; then the lease goes."""
         with self._lock, self._errors(session_id):
-            db = self._db
+            db = self._writable()
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.execute("DELETE FROM agentlog_events WHERE session_id = ?", (session_id,))
@@ -442,7 +485,7 @@ class SqliteBackend(Backend):
         are deleted; rows with a negative seq, which no log can hold, are removed with them.
         """
         with self._lock, self._errors(session_id):
-            db = self._db
+            db = self._writable()
             db.execute("BEGIN IMMEDIATE")
             try:
                 rows, saved = cut_rows(
@@ -477,9 +520,13 @@ class SqliteBackend(Backend):
     def list(self) -> list[SessionInfo]:
         """Every session row."""
         with self._lock, self._errors():
-            rows = self._db.execute(
-                "SELECT id, created_at, version, cwd, parent_session FROM agentlog_sessions"
-            ).fetchall()
+            rows = self._query(
+                lambda db: db.execute(
+                    "SELECT s.id, s.created_at, s.version, s.cwd, s.parent_session, "
+                    "(SELECT e.time FROM agentlog_events e WHERE e.session_id = s.id "
+                    "AND e.seq = s.next_seq - 1) FROM agentlog_sessions s"
+                ).fetchall()
+            )
         return [
             SessionInfo(
                 id=row[0],
@@ -488,14 +535,26 @@ class SqliteBackend(Backend):
                 cwd=row[3],
                 parent_session=row[4],
                 location=str(self.path),
+                updated_at=row[5],
             )
             for row in rows
         ]
 
+    def revision(self, session_id: str) -> str | None:
+        """The session's stored next seq: it moves with every append (``None``: no session)."""
+        with self._lock, self._errors(session_id):
+            row = self._query(
+                lambda db: db.execute(
+                    "SELECT next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+            )
+        return None if row is None else f"{self.path}:{row[0]}"
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
-            self._db.close()
+            if not self._read_only:
+                self._db.close()
 
 
 def _roll_back(db: sqlite3.Connection) -> None:

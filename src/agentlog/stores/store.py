@@ -32,6 +32,7 @@ from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_c
 from agentlog.lifecycle.invariants import install_invariants
 from agentlog.session import Session, check_session_id, wall_clock
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
+from agentlog.stores.reading import StoreReads
 from agentlog.stores.restore import Restored, collector_paused, restore_session
 from agentlog.stores.writer import Batcher, Writer
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
@@ -59,7 +60,7 @@ class MigrationPlan:
         return self.stored_version < FORMAT_VERSION
 
 
-class Store:
+class Store(StoreReads):
     """A place sessions persist: create, resume, inspect, list and fork them.
 
     Args:

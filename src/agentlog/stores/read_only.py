@@ -1,0 +1,79 @@
+"""A store opened read-only: every read passes through, every write is refused up front.
+
+``open_store(url, read_only=True)`` (or a URL with ``?mode=ro``) wraps its backend in
+``ReadOnlyBackend``: ``inspect``, ``list`` and the other reads work as usual, while ``create``,
+``open`` and ``fork`` fail with a ``StoreError`` before anything is created on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+from agentlog.errors import StoreError
+from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
+from agentlog.values import JsonValue
+
+__all__ = ["ReadOnlyBackend"]
+
+
+class ReadOnlyBackend(Backend):
+    """Reads of ``backend``; taking a writer lease or appending raises ``StoreError``."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.url = backend.url
+        self._backend = backend
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session exists in the wrapped store."""
+        return self._backend.exists(session_id)
+
+    def read(self, session_id: str) -> StoredLog:
+        """Read the session from the wrapped store."""
+        return self._backend.read(session_id)
+
+    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
+        """Read a suffix of the session from the wrapped store."""
+        return self._backend.read_from(session_id, from_seq)
+
+    def revision(self, session_id: str) -> str | None:
+        """The wrapped store's revision of the session."""
+        return self._backend.revision(session_id)
+
+    def list(self) -> list[SessionInfo]:
+        """The wrapped store's sessions."""
+        return self._backend.list()
+
+    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+        """Refused: nothing is written through a read-only store."""
+        self._refuse(session_id)
+
+    def append(
+        self,
+        lease: Lease,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        *,
+        next_seq: int,
+        truncate: TornTail | None = None,
+    ) -> None:
+        """Refused: nothing is written through a read-only store."""
+        self._refuse(str(header.get("id")))
+
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """Refused: nothing is removed through a read-only store."""
+        self._refuse(session_id)
+
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
+        """Refused: nothing is cut through a read-only store."""
+        self._refuse(session_id)
+
+    def close(self) -> None:
+        """Close the wrapped store."""
+        self._backend.close()
+
+    def _refuse(self, session_id: str) -> NoReturn:
+        raise StoreError(
+            f'store {self.url!r} is open read-only: session "{session_id}" cannot be written',
+            session_id=session_id,
+        )
