@@ -85,14 +85,13 @@ def test_a_tool_turn_is_written_at_the_checkpoints_of_the_policy() -> None:
         ["turn/start", "agent/inbox/spliced", "step/start", "system/message", "user/message",
          "request/header", "request/context"],  # before the first request
         ["assistant/message", "tool/call"],  # before the tool body
-        ["tool/result", "step/end"],  # the step's end
-        ["step/start"],  # before the second request
+        ["tool/result", "step/end", "step/start"],  # the step's end, before the second request
         ["assistant/message", "step/end", "turn/end"],  # the step's and the turn's end
     ]  # fmt: skip
     assert sink.written() == session.seq
 
 
-def test_a_tool_step_costs_three_durable_writes_whatever_its_events() -> None:
+def test_a_tool_step_costs_two_durable_writes_whatever_its_events() -> None:
     session, sink = attached()
     steps = 5
     script = [Scripted.call("noop", {}) for _ in range(steps)] + ["done"]
@@ -104,8 +103,8 @@ def test_a_tool_step_costs_three_durable_writes_whatever_its_events() -> None:
     for group in sink.writes:
         step += group.count("step/start")
         per_step[step] = per_step.get(step, 0) + 1
-    # steps 2..5 are whole tool steps: request, tool, step end
-    assert [per_step[s] for s in range(2, steps + 1)] == [3] * (steps - 1)
+    # steps 2..5 are whole tool steps: the request (with the previous step's end), the tool
+    assert [per_step[s] for s in range(2, steps + 1)] == [2] * (steps - 1)
 
 
 def test_a_tool_call_is_on_disk_before_the_tool_runs(tmp_path: Path) -> None:

@@ -5,8 +5,10 @@ Implements spec/persistence.md §6.1 (``session-checkpoint-policy``) as DESIGN.m
 which keeps the session in one ``Session.batch()`` between checkpoints (events are validated
 and applied at once, but queued for the store); ``await durable()`` ends the batch, which is
 one durable write (JSONL: one write + fsync; SQL: one transaction). The loop calls it before a
-model request is sent, before a tool body runs, and at each step's and turn's end, so a tool
-step costs three durable writes whatever its number of events. A failed checkpoint raises: no
+model request is sent, before a tool body runs, and at each turn's end; a step's end joins the
+next request's write (the pre-step flush of §6.1 and the request flush are one write when
+nothing leaves the process between them), so a tool step costs two durable writes whatever its
+number of events. A failed checkpoint raises: no
 request is sent and no tool runs (fail-closed); the events stay queued for the next write.
 
 Where the write runs is measured, not assumed (``python -m benchmarks loop``): handing it to a

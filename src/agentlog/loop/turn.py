@@ -6,8 +6,10 @@ a failure only warns), ``step/start``, the system prompt (§4.11: surface node 0
 prompt replacing only that node), the claimed ``user/message``s, the step itself (``step``),
 ``step/end``; the turn goes on while a step asks for it or steering waits; ``turn/end`` with
 ``completed``, ``max-tokens`` (sticky once a step hit it), ``aborted`` (§4.7, with the cancel
-cause) or ``error`` (§4.8, with the ``LlmFailure``). Durable at each step's end and at the
-turn's end (spec/persistence.md §6.1).
+cause) or ``error`` (§4.8, with the ``LlmFailure``). Durability (spec/persistence.md §6.1): a
+step's end is made durable with the next request's checkpoint (the policy's pre-step flush and
+its request flush are one write when nothing leaves the process between them), before an
+automatic compaction (whose summarizer may call a model), and at the turn's end.
 """
 
 from __future__ import annotations
@@ -130,7 +132,9 @@ async def run_turn(
             max_tokens = max_tokens or ends == "max-tokens"
             if ends is not None and not inbox.pending("next-step"):
                 break
-            await rt.checkpoints.durable()  # the step's results before the next step
+            # The step's results and its end join the next request's checkpoint (§6.1 flushes
+            # at pre-step; nothing leaves the process in between, so nothing is lost that a
+            # separate write would keep), or the turn's end if no request follows.
             target = "next-step"
         reason = payloads.turn_end(turn, "max-tokens" if max_tokens else "completed")
     except asyncio.CancelledError:
@@ -159,6 +163,8 @@ async def _pre_step(rt: Runtime) -> None:
     window = rt.context_window()
     if window is None:
         return
+    # The summarizer may call the model: what the turn has so far is durable first (§6.1).
+    await rt.checkpoints.durable()
     rt.checkpoints.hold()  # compaction's events join the turn's group commit
     since = rt.session.seq
     try:
