@@ -15,6 +15,7 @@ AgentlogError
 ├── CompactionConfigError (ValueError)  a compaction or pruning configuration is invalid
 ├── TokenMeterError (ValueError)     the token meter cannot fold a log
 ├── ProviderError (RuntimeError)     a model call failed (``failure``: the logged LlmFailure)
+├── SettlementRejected (RuntimeError)  a failed model stream's settling event was refused
 └── StoreError                       a store could not do what was asked
     ├── SessionNotFound (LookupError)        no session with that id in the store
     ├── SessionAlreadyExists (ValueError)    the id is taken
@@ -56,6 +57,7 @@ __all__ = [
     "SessionForkError",
     "SessionLocked",
     "SessionNotFound",
+    "SettlementRejected",
     "StoreError",
     "StreamRecordError",
     "TokenMeterError",
@@ -233,6 +235,27 @@ class ProviderError(AgentlogError, RuntimeError):
         failure = {"message": message, "code": code}
         failure.update({key: value for key, value in fields.items() if value is not None})
         return cls(message, failure=failure, code=code)
+
+
+class SettlementRejected(AgentlogError, RuntimeError):
+    """A model stream failed and the event settling its attempt was refused (spec/plugins.md §4.5).
+
+    The spec's ``AggregateError``: ``str()`` is its text, ``errors`` holds the stream's failure
+    and the append's refusal (the latter is also the ``__cause__``).
+
+    Attributes:
+        errors: ``(stream failure, settlement refusal)``.
+    """
+
+    errors: tuple[BaseException, ...] = ()
+
+    @classmethod
+    def of(cls, stream: BaseException, settlement: BaseException) -> SettlementRejected:
+        """The error for a stream that failed with ``stream`` and a refused ``settlement``."""
+        return cls(
+            "Assistant stream failed and its durable settlement was rejected",
+            errors=(stream, settlement),
+        )
 
 
 class CompactionConfigError(AgentlogError, ValueError):

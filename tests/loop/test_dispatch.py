@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from agentlog import Agent, check_invariants, check_provider_history, tool
-from agentlog.loop import ModelRequest
+from agentlog.loop import ModelRequest, ToolResult
 from agentlog.loop.dispatch import ABORTED_BEFORE_DISPATCH, ABORTED_WHILE_RUNNING
 from agentlog.providers import Scripted
 from tests.loop.support import new_session, of_type, plain, text_of, types
@@ -203,3 +203,90 @@ def test_a_synchronous_tool_running_at_cancel_gets_an_outcome_unknown_result() -
     assert aborted.data["error"]["code"] == ABORTED_WHILE_RUNNING
     assert "Do not retry blindly." in text_of(aborted.data["message"])
     assert result.reason == "aborted"
+
+
+def test_an_exclusive_call_runs_alone_between_parallel_ones() -> None:
+    """§4.6: an exclusive call is a barrier; the parallel calls around it run in the pool."""
+    running: set[str] = set()
+    overlaps: dict[str, set[str]] = {}
+
+    async def work(name: str) -> str:
+        overlaps.setdefault(name, set()).update(running)
+        for other in running:
+            overlaps.setdefault(other, set()).add(name)
+        running.add(name)
+        await asyncio.sleep(0.02)
+        running.discard(name)
+        return name
+
+    @tool
+    async def shared(name: str) -> str:
+        """Run beside others."""
+        return await work(name)
+
+    @tool(exclusive=True)
+    async def alone(name: str) -> str:
+        """Run alone."""
+        return await work(name)
+
+    answer = calls(
+        ("shared", "a", {"name": "a"}),
+        ("shared", "b", {"name": "b"}),
+        ("alone", "x", {"name": "x"}),
+        ("shared", "c", {"name": "c"}),
+        ("alone", "y", {"name": "y"}),
+    )
+    assert alone.exclusive
+    assert not shared.exclusive
+    agent = Agent(new_session(), Scripted([answer, "done"]), tools=[shared, alone])
+    result = asyncio.run(agent.run("go"))
+    assert overlaps == {"a": {"b"}, "b": {"a"}, "x": set(), "c": set(), "y": set()}
+    results = of_type(result.events, "tool/result")
+    assert [r.data["message"]["toolCallId"] for r in results] == ["a", "b", "x", "c", "y"]
+    started = [e.data["callId"] for e in of_type(result.events, "tool/call")]
+    assert started == ["a", "b", "x", "c", "y"]
+    check_invariants(result.events)
+
+
+def test_a_tool_result_may_queue_contexts_for_the_next_step() -> None:
+    """§4.6: additionalContexts go to the next-step inbox once the result is committed."""
+
+    @tool
+    def save(path: str) -> ToolResult:
+        """Save a file."""
+        return ToolResult(output=f"saved {path}", additional_contexts=["The linter now runs."])
+
+    model = Scripted([Scripted.call("save", {"path": "a.py"}), "ok"])
+    agent = Agent(new_session(), model, tools=[save])
+    result = asyncio.run(agent.run("go"))
+    assert types(result.events)[-10:] == [
+        "tool/call", "tool/result", "agent/inbox/spliced", "step/end",
+        "agent/inbox/spliced", "step/start", "user/message",
+        "assistant/message", "step/end", "turn/end",
+    ]  # fmt: skip
+    inserted = of_type(result.events, "agent/inbox/spliced")[-2]
+    assert inserted.data["target"] == "next-step"
+    assert text_of(of_type(result.events, "tool/result")[0].data["message"]) == "saved a.py"
+    second = model.requests[1].messages
+    assert [m["role"] for m in second] == ["user", "assistant", "tool", "user"]
+    assert text_of(second[-1]) == "The linter now runs."
+    check_provider_history(agent.session.derive_messages())
+
+
+def test_a_tool_result_may_conclude_the_turn() -> None:
+    """§4.3: a result with concludesTurn ends the turn after its step, no second request."""
+
+    @tool
+    def finish(summary: str) -> ToolResult:
+        """Hand the work in."""
+        return ToolResult(output="handed in", concludes_turn=True)
+
+    model = Scripted([Scripted.call("finish", {"summary": "s"})])
+    agent = Agent(new_session(), model, tools=[finish])
+    result = asyncio.run(agent.run("go"))
+    assert len(model.requests) == 1
+    assert types(result.events)[-5:] == [
+        "assistant/message", "tool/call", "tool/result", "step/end", "turn/end",
+    ]  # fmt: skip
+    assert plain(result.events[-1].data["reason"]) == {"kind": "completed"}
+    check_provider_history(agent.session.derive_messages())

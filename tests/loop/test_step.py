@@ -12,7 +12,8 @@ from typing import Any
 
 from agentlog import IMAGE_OFFLOAD, Agent, ExtractiveSummarizer, check_provider_history
 from agentlog import messages as m
-from agentlog.loop import Chunk, ModelRequest, ProviderError, RetryPolicy
+from agentlog.errors import AgentlogError, EventRejected, SettlementRejected
+from agentlog.loop import AttemptEnded, Chunk, ModelRequest, ProviderError, RetryPolicy
 from agentlog.providers import Scripted
 from tests.loop.support import FAST_RETRIES, new_session, of_type, plain, types
 
@@ -270,3 +271,62 @@ def test_image_offload_required_offloads_and_retries_without_a_retry_event() -> 
     assert of_type(result.events, "request/header")[-1].data["reason"] == "series"
     assert session.derive_messages()[0]["content"][1]["offloaded"] is True
     assert result.text == "I see it."
+
+
+def _refuse(event_type: str) -> Any:
+    def validator(session: Any, event: Any) -> None:
+        if event.type == event_type:
+            raise EventRejected(f"refused {event_type} for the test")
+
+    return validator
+
+
+def test_a_failed_stream_whose_settlement_is_refused_raises_the_specs_error() -> None:
+    """§4.5: "Assistant stream failed and its durable settlement was rejected"."""
+    session = new_session()
+    session.add_validator(_refuse("assistant/attempt"))
+    agent = Agent(session, Scripted([ProviderError.of("down", "SERVER")], retry_policy=None))
+    result = asyncio.run(agent.run("hi"))
+    assert result.reason == "error"
+    assert result.error["code"] == "UNKNOWN"
+    assert result.error["message"] == (
+        "Assistant stream failed and its durable settlement was rejected; "
+        "caused by: refused assistant/attempt for the test"
+    )
+    assert "assistant/attempt" not in types(result.events)
+
+
+def test_a_cancelled_stream_whose_settlement_is_refused_raises_the_specs_error() -> None:
+    box: list[Agent] = []
+    stalled = _stalled(box, {"type": "block-start", "index": 0, "blockType": "text"})
+    session = new_session()
+    session.add_validator(_refuse("assistant/attempt"))
+    box.append(Agent(session, Scripted([stalled])))
+    frames: list[Any] = []
+
+    async def watch() -> None:
+        async for frame in box[0].stream("hi"):
+            frames.append(frame)
+
+    asyncio.run(watch())
+    end = of_type(box[0].session.events, "turn/end")[-1]
+    assert end.data["reason"]["error"]["message"].startswith(
+        "Assistant stream failed and its durable settlement was rejected"
+    )
+    ended = [f for f in frames if isinstance(f, AttemptEnded)]
+    assert [f.outcome for f in ended] == ["abandoned"]
+
+
+def test_the_error_carries_the_stream_failure_and_the_refusal() -> None:
+    stream, refusal = ProviderError.of("down", "SERVER"), EventRejected("no")
+    error = SettlementRejected.of(stream, refusal)
+    assert str(error) == "Assistant stream failed and its durable settlement was rejected"
+    assert error.errors == (stream, refusal)
+    assert isinstance(error, AgentlogError)
+
+
+def test_a_refused_settlement_of_an_answer_is_the_refusal_itself() -> None:
+    session = new_session()
+    session.add_validator(_refuse("assistant/message"))
+    result = asyncio.run(Agent(session, Scripted(["hello"])).run("hi"))
+    assert result.error["message"] == "refused assistant/message for the test"

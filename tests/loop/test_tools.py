@@ -10,6 +10,7 @@ from agentlog import tool
 from agentlog.loop.tools import (
     Tool,
     ToolArgumentsError,
+    ToolResult,
     as_tool,
     parse_arguments,
     render_output,
@@ -110,3 +111,29 @@ def test_an_output_that_is_not_json_fails_the_call() -> None:
 def test_a_tool_needs_a_name() -> None:
     with pytest.raises(ValueError, match="non-empty name"):
         Tool(name="", description="", parameters={}, function=print)
+
+
+def test_a_tool_result_checks_its_contexts_when_made() -> None:
+    result = ToolResult(output="ok", additional_contexts="one context")
+    assert result.additional_contexts == ("one context",)
+    with pytest.raises(ValueError, match="a queued message must be a user message"):
+        ToolResult(additional_contexts=[{"role": "assistant"}])
+
+
+def test_one_tool_result_may_be_returned_by_several_calls() -> None:
+    """Text contexts become messages with fresh ids at each commit (no duplicate pending id)."""
+    shared = ToolResult(output="ok", additional_contexts=["note"])
+    first, second = shared.context_messages(), shared.context_messages()
+    assert first[0]["id"] != second[0]["id"]
+    assert first[0]["content"] == second[0]["content"]
+
+
+def test_exclusive_is_a_tool_option() -> None:
+    @tool(exclusive=True, name="apply_patch")
+    def patch(diff: str) -> str:
+        """Apply a patch to the working tree."""
+        return diff
+
+    assert patch.exclusive
+    assert patch.name == "apply_patch"
+    assert not tool(patch.function).exclusive

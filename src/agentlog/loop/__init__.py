@@ -20,6 +20,7 @@ from agentlog.loop.frames import (
     ToolStarted,
     TurnFailed,
 )
+from agentlog.loop.hooks import Continue, Enter, PreStep, Reject, TurnStopping
 from agentlog.loop.model import (
     DEFAULT_RETRY_POLICY,
     RETRYABLE_CODES,
@@ -34,7 +35,7 @@ from agentlog.loop.model import (
     TokenUsage,
     ToolSchema,
 )
-from agentlog.loop.tools import Tool, tool
+from agentlog.loop.tools import Tool, ToolResult, tool
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",
@@ -44,15 +45,19 @@ __all__ = [
     "AttemptStarted",
     "Chunk",
     "Committed",
+    "Continue",
+    "Enter",
     "ErrorCode",
     "FinishKind",
     "Frame",
     "LlmFailure",
     "Message",
     "ModelRequest",
+    "PreStep",
     "Provider",
     "ProviderError",
     "ReasoningDelta",
+    "Reject",
     "RetryPolicy",
     "RunReason",
     "RunResult",
@@ -61,8 +66,10 @@ __all__ = [
     "Tool",
     "ToolCallDelta",
     "ToolFinished",
+    "ToolResult",
     "ToolSchema",
     "ToolStarted",
     "TurnFailed",
+    "TurnStopping",
     "tool",
 ]

@@ -3,11 +3,12 @@
 Implements spec/plugins.md §4.1 (the agent surface: ``followup`` / ``steer`` / ``inject`` /
 ``cancel`` over a durable inbox), §4.2 (the driver: idle → running while input waits; turns
 numbered on from the log, so a resumed session continues), §4.3 (one turn, in the spec's exact
-event order), §4.7 (cancellation), §4.8 (a failed turn ends ``error`` and the agent returns to
-idle), §4.10 (steering claimed at step boundaries) and §4.11 (the system prompt as surface node
-0, a changed prompt replacing only that node); the step, its tools and retries are in ``step``
-and ``dispatch``, durability in ``checkpoint`` (spec/persistence.md §6.1). The agent runs the
-invariant companion (spec/core.md §11) on its session.
+event order, with the ``agent/pre-step`` and ``agent/turn-stopping`` hooks of
+``agentlog.loop.hooks``), §4.7 (cancellation), §4.8 (a failed turn ends ``error`` and the agent
+returns to idle), §4.10 (steering claimed at step boundaries) and §4.11 (the system prompt as
+surface node 0, a changed prompt replacing only that node); the step, its tools and retries are
+in ``step`` and ``dispatch``, durability in ``checkpoint`` (spec/persistence.md §6.1). The agent
+runs the invariant companion (spec/core.md §11) on its session.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from agentlog.errors import InvariantError
 from agentlog.lifecycle import install_invariants, open_turn
 from agentlog.loop.frames import Frame, RunReason, RunResult
+from agentlog.loop.hooks import PreStepHook, TurnStoppingHook
 from agentlog.loop.inbox import Inbox, Target, user_message
 from agentlog.loop.model import Provider
 from agentlog.loop.runtime import Runtime
@@ -108,6 +110,7 @@ class Agent:
             summarizer=summarizer, compaction=config, context_window=context_window,
         )  # fmt: skip
         self._inbox = Inbox(session, self._append_input)
+        self._rt.inbox = self._inbox
         self._last_turn = _last_turn(events)
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -140,6 +143,34 @@ class Agent:
     @tools.setter
     def tools(self, tools: Iterable[Tool | Callable[..., Any]]) -> None:
         self._rt.set_tools(_tool_list(tools))
+
+    def add_pre_step_hook(self, hook: PreStepHook) -> Callable[[], None]:
+        """Run ``hook`` before each step, after its input is claimed (``agent/pre-step``).
+
+        The hook gets a ``PreStep`` and returns ``None``, ``Enter(...)`` (other messages, a new
+        request series) or ``Reject()`` (the turn ends ``blocked`` without the step); hooks
+        run in the order added, each seeing the messages the one before left.
+
+        Returns:
+            A function that removes the hook.
+        """
+        hooks = self._rt.pre_step_hooks
+        hooks.append(hook)
+        return lambda: hooks.remove(hook) if hook in hooks else None
+
+    def add_turn_stopping_hook(self, hook: TurnStoppingHook) -> Callable[[], None]:
+        """Run ``hook`` when a turn would stop (``agent/turn-stopping``).
+
+        The hook gets a ``TurnStopping`` and returns ``None`` (let the turn end) or
+        ``Continue(message)``: the message is queued for another step of the turn. Hooks run
+        in the order added until one continues.
+
+        Returns:
+            A function that removes the hook.
+        """
+        hooks = self._rt.turn_stopping_hooks
+        hooks.append(hook)
+        return lambda: hooks.remove(hook) if hook in hooks else None
 
     async def run(self, prompt: Message | None = None) -> RunResult:
         """Queue ``prompt`` for the next turn and run until the agent is idle.

@@ -2,12 +2,14 @@
 
 Implements ``executeToolCalls`` of spec/plugins.md §4.6 with the tool checkpoint of
 spec/persistence.md §6.1: calls start in model order in a rolling pool of at most
-``max_parallel_tool_calls``; each started call appends ``tool/call`` first, and no tool body
-runs before its ``tool/call`` is durable (the calls started together share one durable
-write). Results are committed strictly in model order — a call that finishes early waits for
-the ones before it — as ``tool/result`` citing its ``tool/call`` (``sourceEventSeqs``). A tool
-that raises, an unknown tool and arguments that are not a JSON object all become error results
-the model sees.
+``max_parallel_tool_calls``, an *exclusive* tool's call being a barrier that runs alone; each
+started call appends ``tool/call`` first, and no tool body runs before its ``tool/call`` is
+durable (the calls started together share one durable write). Results are committed strictly in
+model order — a call that finishes early waits for the ones before it — as ``tool/result``
+citing its ``tool/call`` (``sourceEventSeqs``). A tool that raises, an unknown tool and
+arguments that are not a JSON object all become error results the model sees. A tool returning a
+``ToolResult`` may queue ``additional_contexts`` for the next step (the ``next-step`` inbox,
+once its result is committed) and end the turn after this step (``concludes_turn``).
 
 On cancellation (§4.6, §4.7): nothing more starts; running calls are cancelled (an ``async``
 tool sees ``CancelledError``; a synchronous tool's thread cannot be stopped, so its eventual
@@ -26,7 +28,8 @@ from typing import Any
 from agentlog.events import messages, payloads
 from agentlog.loop.frames import ToolFinished, ToolStarted
 from agentlog.loop.runtime import Runtime
-from agentlog.loop.tools import ToolArgumentsError, parse_arguments, render_output
+from agentlog.loop.tools import ToolArgumentsError, ToolResult, parse_arguments, render_output
+from agentlog.values import JsonValue
 
 __all__ = ["ABORTED_BEFORE_DISPATCH", "ABORTED_WHILE_RUNNING", "execute_tool_calls"]
 
@@ -45,25 +48,35 @@ _WHILE_RUNNING_TEXT = (
 class _Outcome:
     content: list[dict[str, Any]]
     error: dict[str, str] | None = None
+    contexts: tuple[JsonValue, ...] = ()
+    concludes: bool = False
 
 
 async def execute_tool_calls(
     rt: Runtime, turn: int, step: int, calls: Sequence[Mapping[str, Any]]
-) -> None:
+) -> bool:
     """Run ``calls`` (the answer's tool-call blocks) and commit their results in model order.
+
+    Returns:
+        Whether a result concludes the turn (``ToolResult.concludes_turn``).
 
     Raises:
         asyncio.CancelledError: the agent was cancelled; every call has a result first.
     """
     count = len(calls)
+    exclusive = [_exclusive(rt, call) for call in calls]
     call_seqs: list[int | None] = [None] * count
     outcomes: list[_Outcome | None] = [None] * count
     running: dict[int, asyncio.Task[_Outcome]] = {}
     next_start = next_commit = 0
+    concludes = False
     try:
         while next_commit < count:
             started: list[int] = []
             while next_start < count and len(running) + len(started) < rt.max_parallel_tool_calls:
+                busy = running.keys() | started
+                if busy and (exclusive[next_start] or any(exclusive[i] for i in busy)):
+                    break  # an exclusive call is a barrier: it runs alone
                 call = calls[next_start]
                 event = rt.append(
                     "tool/call",
@@ -78,15 +91,9 @@ async def execute_tool_calls(
                 await rt.checkpoints.durable()  # a tool body runs only after its call is durable
                 for index in started:
                     running[index] = asyncio.ensure_future(_run(rt, calls[index]))
-            while next_commit < count and outcomes[next_commit] is not None:
-                _commit(
-                    rt,
-                    turn,
-                    step,
-                    calls[next_commit],
-                    call_seqs[next_commit],
-                    outcomes[next_commit],
-                )
+            while next_commit < count and (outcome := outcomes[next_commit]) is not None:
+                _commit(rt, turn, step, calls[next_commit], call_seqs[next_commit], outcome)
+                concludes = concludes or outcome.concludes
                 next_commit += 1
             if next_commit >= count:
                 break
@@ -98,6 +105,12 @@ async def execute_tool_calls(
     except asyncio.CancelledError:
         await _abort(rt, turn, step, calls, call_seqs, outcomes, running, next_commit)
         raise
+    return concludes
+
+
+def _exclusive(rt: Runtime, call: Mapping[str, Any]) -> bool:
+    known = rt.tools.get(call["name"])
+    return known is not None and known.exclusive
 
 
 async def _abort(
@@ -152,7 +165,14 @@ async def _run(rt: Runtime, call: Mapping[str, Any]) -> _Outcome:
             f"Error: unknown tool {name!r} (available: {known})", "UnknownToolError", "UNKNOWN_TOOL"
         )
     try:
-        return _Outcome(content=render_output(await tool.run(arguments)))
+        output = await tool.run(arguments)
+        if isinstance(output, ToolResult):
+            return _Outcome(
+                content=render_output(output.output),
+                contexts=tuple(output.context_messages()),
+                concludes=output.concludes_turn,
+            )
+        return _Outcome(content=render_output(output))
     except ToolArgumentsError as exc:
         return _error(f"Error: {exc}", "ToolArgumentsError", "INVALID_ARGUMENTS")
     except Exception as exc:  # the model sees the failure and may recover
@@ -167,7 +187,7 @@ def _commit(
     call_seq: int | None,
     outcome: _Outcome | None,
 ) -> None:
-    """Append the ``tool/result`` of ``call``, citing its ``tool/call``."""
+    """Append the ``tool/result`` of ``call``, citing its ``tool/call``; queue its contexts."""
     assert outcome is not None
     assert call_seq is not None
     call_id = call["id"]
@@ -180,6 +200,8 @@ def _commit(
         error=outcome.error,
     )
     event = rt.append("tool/result", data, surface_op="append", source_event_seqs=[call_seq])
+    for context in outcome.contexts:
+        rt.queue("next-step", context)
     if rt.listeners:
         rt.emit(
             ToolFinished(

@@ -73,10 +73,13 @@ ErrorCode: TypeAlias = Literal[
     "UNSUPPORTED_CONTENT",
     "INVALID_REPLAY_STATE",
     "IMAGE_OFFLOAD_REQUIRED",
+    "CONTENT_FILTER",
     "UNKNOWN",
 ]
 """``LlmFailure.code``: the §5.3 codes, plus ``AUTHENTICATION`` / ``BAD_REQUEST`` for a refused
-key or request and ``UNKNOWN`` for an exception no provider mapped (§4.8)."""
+key or request, ``CONTENT_FILTER`` for an answer the provider's filter stopped or the model
+refused (OpenAI ``finish_reason: content_filter``, Anthropic ``stop_reason: refusal``; not
+retried by the default policy) and ``UNKNOWN`` for an exception no provider mapped (§4.8)."""
 
 
 class TokenUsage(TypedDict):

@@ -22,6 +22,8 @@ from typing import Any
 from agentlog.events import Event, messages, payloads
 from agentlog.loop.checkpoint import Checkpoints
 from agentlog.loop.frames import Committed, Frame
+from agentlog.loop.hooks import PreStepHook, TurnStoppingHook
+from agentlog.loop.inbox import Inbox, Target
 from agentlog.loop.model import ModelRequest, Provider, ToolSchema
 from agentlog.loop.tools import Tool
 from agentlog.plugins.compaction import CompactionConfig, Summarizer
@@ -62,6 +64,10 @@ class Runtime:
         """Retries spent in the open step (the budget of spec/plugins.md §4.9 is per step)."""
         self.overflow_retries = 0
         """Context-overflow recoveries in a row (reset by an answer or when idle)."""
+        self.inbox: Inbox | None = None
+        """The agent's inbox (set by the agent): where tool results queue their contexts."""
+        self.pre_step_hooks: list[PreStepHook] = []
+        self.turn_stopping_hooks: list[TurnStoppingHook] = []
         self._first_request = True
         self._request_generation: int | None = None
         self._header = self._build_header()
@@ -84,6 +90,11 @@ class Runtime:
         if self.listeners:
             self.emit(Committed(event=event))
         return event
+
+    def queue(self, target: Target, message: JsonValue) -> None:
+        """Queue a user message in the agent's inbox (durably, inside the group commit)."""
+        assert self.inbox is not None, "the agent sets its inbox"
+        self.inbox.insert(target, message)
 
     def announce(self, since: int) -> None:
         """Tell listeners of the events a plugin appended since seq ``since`` (compaction)."""

@@ -3,7 +3,9 @@
 Implements ``step()`` of spec/plugins.md §4.3 with §4.5 (every attempt settled by exactly one
 durable event: ``assistant/message`` — with its ``stream`` and ``usage``, ``interrupted: true``
 for a cancelled answer with visible text — or ``assistant/attempt`` for a failed, retried or
-cancelled attempt), §4.7 (cancellation mid-stream), §4.8 (failures end the turn with an
+cancelled attempt; a failed stream whose settling event is refused raises
+``SettlementRejected``, the spec's "Assistant stream failed and its durable settlement was
+rejected"), §4.7 (cancellation mid-stream), §4.8 (failures end the turn with an
 ``LlmFailure``; a stream that ends without a finish is ``TRANSPORT``, never a short answer;
 an answer with nothing in it is ``EMPTY_RESPONSE``), §4.9 (retries: ``llm/retry`` before the
 wait, ``llm/retry-started`` after) and the recovery paths of §2.7 (context overflow → compact
@@ -21,7 +23,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from agentlog.errors import AgentlogError, CompactionConfigError, CompactionError, ProviderError
+from agentlog.errors import (
+    AgentlogError,
+    CompactionConfigError,
+    CompactionError,
+    ProviderError,
+    SettlementRejected,
+)
 from agentlog.events import Event, messages, payloads
 from agentlog.loop.attempt import Attempt
 from agentlog.loop.dispatch import execute_tool_calls
@@ -86,7 +94,8 @@ async def run_step(rt: Runtime, turn: int, step: int, *, starts_series: bool) ->
         if failure is not None:
             records = attempt.records()
             data = payloads.assistant_attempt(turn, step, records)
-            _settle(rt, attempt.id, "assistant/attempt", data)
+            failed = ProviderError(failure["message"], failure=failure, code=failure["code"])
+            _settle(rt, attempt.id, "assistant/attempt", data, failed=failed)
             if await _recover(rt, turn, step, failure):
                 continue
             raise LlmFailed(failure)
@@ -105,7 +114,8 @@ async def run_step(rt: Runtime, turn: int, step: int, *, starts_series: bool) ->
     calls = [block for block in blocks if block.get("type") == "tool-call"]
     if not calls:
         return "completed"
-    await execute_tool_calls(rt, turn, step, calls)
+    if await execute_tool_calls(rt, turn, step, calls):
+        return "completed"  # a result concludes the turn (spec/plugins.md §4.3)
     return None
 
 
@@ -129,8 +139,8 @@ async def _stream(rt: Runtime, turn: int, step: int, request: ModelRequest) -> A
             close = getattr(stream, "aclose", None)
             if close is not None:
                 await close()
-    except asyncio.CancelledError:
-        _settle_cancelled(rt, turn, step, attempt)
+    except asyncio.CancelledError as exc:
+        _settle_cancelled(rt, turn, step, attempt, exc)
         raise
     except ProviderError as exc:
         attempt.error = dict(exc.failure or {"message": str(exc), "code": exc.code})
@@ -139,11 +149,27 @@ async def _stream(rt: Runtime, turn: int, step: int, request: ModelRequest) -> A
     return attempt
 
 
-def _settle(rt: Runtime, attempt_id: str, event_type: str, data: dict[str, Any]) -> Event:
-    """Append the event that settles an attempt (§4.5); tell listeners how it ended."""
+def _settle(
+    rt: Runtime,
+    attempt_id: str,
+    event_type: str,
+    data: dict[str, Any],
+    *,
+    failed: BaseException | None = None,
+) -> Event:
+    """Append the event that settles an attempt (§4.5); tell listeners how it ended.
+
+    Raises:
+        SettlementRejected: the stream had failed with ``failed`` and the append was refused.
+    """
     surface_op = "append" if event_type == "assistant/message" else None
     try:
         event = rt.append(event_type, data, surface_op=surface_op)
+    except Exception as exc:
+        _ended(rt, attempt_id, "abandoned")
+        if failed is not None:
+            raise SettlementRejected.of(failed, exc) from exc
+        raise
     except BaseException:
         _ended(rt, attempt_id, "abandoned")
         raise
@@ -168,7 +194,9 @@ def _failure(attempt: Attempt) -> dict[str, Any] | None:
     return None
 
 
-def _settle_cancelled(rt: Runtime, turn: int, step: int, attempt: Attempt) -> None:
+def _settle_cancelled(
+    rt: Runtime, turn: int, step: int, attempt: Attempt, cancel: asyncio.CancelledError
+) -> None:
     """Settle an attempt the agent cancelled mid-stream (spec/plugins.md §4.7, §4.5).
 
     Visible text or reasoning is kept as ``assistant/message {interrupted: true}`` holding only
@@ -181,11 +209,10 @@ def _settle_cancelled(rt: Runtime, turn: int, step: int, attempt: Attempt) -> No
             turn=turn, step=step, stream=records, usage=attempt.usage,
         )  # fmt: skip
         data["interrupted"] = True
-        _settle(rt, attempt.id, "assistant/message", data)
+        _settle(rt, attempt.id, "assistant/message", data, failed=cancel)
     else:
-        _settle(
-            rt, attempt.id, "assistant/attempt", payloads.assistant_attempt(turn, step, records)
-        )
+        data = payloads.assistant_attempt(turn, step, records)
+        _settle(rt, attempt.id, "assistant/attempt", data, failed=cancel)
 
 
 async def _recover(rt: Runtime, turn: int, step: int, failure: Mapping[str, Any]) -> bool:

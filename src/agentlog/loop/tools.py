@@ -23,18 +23,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 import orjson
 
 from agentlog.errors import NotLosslessJson
+from agentlog.loop.inbox import user_message
 from agentlog.loop.model import ToolSchema
 from agentlog.loop.schema import function_schema
 from agentlog.values import JsonValue, dumps, snapshot, thaw
 
-__all__ = ["Tool", "ToolArgumentsError", "as_tool", "parse_arguments", "render_output", "tool"]
+__all__ = [
+    "Tool",
+    "ToolArgumentsError",
+    "ToolResult",
+    "as_tool",
+    "parse_arguments",
+    "render_output",
+    "tool",
+]
 
 
 class ToolArgumentsError(ValueError):
@@ -51,6 +60,9 @@ class Tool:
     """The JSON schema of the arguments object."""
     function: Callable[..., Any] = field(repr=False)
     """What a call runs: sync (in a worker thread) or ``async`` (on the loop)."""
+    exclusive: bool = False
+    """Whether a call runs alone: the calls before it finish first, and the calls after it
+    start only once it has finished (spec/plugins.md §4.6, the *exclusive* mode)."""
     is_async: bool = field(init=False, repr=False)
     """Whether calls are awaited on the loop (else run in a worker thread)."""
 
@@ -98,6 +110,40 @@ class Tool:
         return await asyncio.to_thread(self.function, **plain)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """What a tool may return to do more than answer (spec/plugins.md §4.6).
+
+    Example:
+        >>> ToolResult(output="saved", concludes_turn=True).concludes_turn
+        True
+    """
+
+    output: Any = None
+    """The result the model sees, as a plain return value would give it (``render_output``)."""
+    additional_contexts: Sequence[Any] = ()
+    """User messages queued for the next step (the ``next-step`` inbox, like ``steer``): text,
+    content blocks or whole user messages; the turn takes another step to deliver them."""
+    concludes_turn: bool = False
+    """End the turn after this step instead of asking the model again (unless input waits)."""
+
+    def __post_init__(self) -> None:
+        contexts = self.additional_contexts
+        if isinstance(contexts, (str, Mapping)):
+            contexts = (contexts,)
+        for context in contexts:
+            user_message(context)  # refused now, not when the result is committed
+        object.__setattr__(self, "additional_contexts", tuple(contexts))
+
+    def context_messages(self) -> list[JsonValue]:
+        """The additional contexts as user messages.
+
+        Text and blocks get fresh ids each time, so one ``ToolResult`` may be returned by
+        several calls.
+        """
+        return [user_message(context) for context in self.additional_contexts]
+
+
 _signature = functools.lru_cache(maxsize=1024)(inspect.signature)
 """A function's signature, computed once (``inspect.signature`` is slow)."""
 
@@ -120,6 +166,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     parameters: Mapping[str, JsonValue] | None = None,
+    exclusive: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -130,12 +177,14 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     parameters: Mapping[str, JsonValue] | None = None,
+    exclusive: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a function a tool: ``@tool`` or ``@tool(name=..., description=..., parameters=...)``.
 
     The name defaults to the function's, the description to its docstring (up to the first
     section such as ``Args:``), the parameters schema to one built from its type hints, with
-    each argument described by its ``Args:`` entry.
+    each argument described by its ``Args:`` entry. ``exclusive=True`` makes each call run
+    alone, never beside another call of the same answer (``Tool.exclusive``).
 
     Raises:
         TypeError: when a type hint has no JSON schema and no ``parameters`` were given.
@@ -153,6 +202,7 @@ def tool(
             description=description if description is not None else summary,
             parameters=schema,
             function=fn,
+            exclusive=exclusive,
         )
 
     return make if function is None else make(function)
