@@ -20,6 +20,7 @@ from typing import Any
 
 from agentlog.errors import InvariantError
 from agentlog.lifecycle import install_invariants, open_turn
+from agentlog.loop.context import ContextSnapshots, RuntimeContext
 from agentlog.loop.frames import Frame, RunReason, RunResult
 from agentlog.loop.hooks import PreStepHook, TurnStoppingHook
 from agentlog.loop.inbox import Inbox, Target, user_message
@@ -66,6 +67,9 @@ class Agent:
             (``ExtractiveSummarizer()``, ``ModelSummarizer(...)``, with the default policy).
         context_window: The model's context window in tokens, when the provider does not know
             it (compaction needs one; it is also logged in ``request/context``).
+        runtime_context: Renders the application's dynamic context (plain or ``async``,
+            returning text or ``None``) before each step; the step carries it as a snapshot
+            ``user/message`` only when it changed (``agentlog.loop.context``).
 
     Raises:
         InvariantError: the session's log ends inside a turn (reopen it through its store,
@@ -82,6 +86,7 @@ class Agent:
         max_parallel_tool_calls: int = 10,
         compaction: CompactionConfig | Summarizer | None = None,
         context_window: int | None = None,
+        runtime_context: RuntimeContext | None = None,
     ) -> None:
         if type(max_parallel_tool_calls) is not int or max_parallel_tool_calls < 1:
             raise ValueError(
@@ -111,6 +116,8 @@ class Agent:
         )  # fmt: skip
         self._inbox = Inbox(session, self._append_input)
         self._rt.inbox = self._inbox
+        if runtime_context is not None:
+            self._rt.contexts = ContextSnapshots(runtime_context, session)
         self._last_turn = _last_turn(events)
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -21,6 +21,7 @@ from typing import Any
 
 from agentlog.events import Event, messages, payloads
 from agentlog.loop.checkpoint import Checkpoints
+from agentlog.loop.context import ContextSnapshots
 from agentlog.loop.frames import Committed, Frame
 from agentlog.loop.hooks import PreStepHook, TurnStoppingHook
 from agentlog.loop.inbox import Inbox, Target
@@ -67,6 +68,8 @@ class Runtime:
         self.inbox: Inbox | None = None
         """The agent's inbox (set by the agent): where tool results queue their contexts."""
         self.pre_step_hooks: list[PreStepHook] = []
+        self.contexts: ContextSnapshots | None = None
+        """The runtime-context snapshots, when the agent has a runtime context."""
         self.turn_stopping_hooks: list[TurnStoppingHook] = []
         self._first_request = True
         self._request_generation: int | None = None

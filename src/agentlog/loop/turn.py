@@ -4,7 +4,8 @@ Implements ``turn()`` of spec/plugins.md §4.3: ``turn/start``; then per step th
 (all steering, plus the turn's prompt on step 1), the pre-step hooks (``agentlog.loop.hooks``; a
 reject ends the turn ``blocked`` without the step), automatic compaction before the step (§2.7;
 a failure only warns), ``step/start``, the system prompt (§4.11: surface node 0, a changed
-prompt replacing only that node), the claimed ``user/message``s, the step itself (``step``),
+prompt replacing only that node), the claimed ``user/message``s, a runtime-context snapshot when
+it changed (``agentlog.loop.context``, §4.10), the step itself (``step``),
 ``step/end``; the turn goes on while a step asks for it or steering waits (the turn-stopping
 hooks, run when it would stop, may queue more); ``turn/end`` with ``blocked``, ``completed``,
 ``max-tokens`` (sticky once a step hit it), ``aborted`` (§4.7, with the cancel cause) or
@@ -141,6 +142,7 @@ async def run_turn(
             prompt.settle(rt, turn, step)
             for message in claimed:
                 rt.append("user/message", message, surface_op="append")
+            await _runtime_context(rt)
             try:
                 ends = await run_step(rt, turn, step, starts_series=decision.starts_request_series)
             finally:
@@ -194,6 +196,16 @@ async def _stopping(
     decision = await run_turn_stopping_hooks(rt.turn_stopping_hooks, stopping)
     if decision is not None:
         rt.queue("next-step", user_message(decision.message))
+
+
+async def _runtime_context(rt: Runtime) -> None:
+    """Append a runtime-context snapshot, last of the step's user messages, if it changed."""
+    contexts = rt.contexts
+    if contexts is None:
+        return
+    message = await contexts.message(rt.session)
+    if message is not None:
+        contexts.committed(rt.append("user/message", message, surface_op="append"))
 
 
 async def _pre_step(rt: Runtime) -> None:
