@@ -1,4 +1,6 @@
-"""Stores: sessions that persist — JSONL (dsh-compatible, optionally zstd), SQLite, memory.
+"""Stores: sessions that persist — JSONL (dsh-compatible, optionally zstd), SQLite, PostgreSQL.
+
+And ``memory:``, for tests.
 
 ``open_store(url)`` opens one; ``Store.create`` / ``open`` / ``inspect`` / ``list`` / ``fork`` /
 ``repair`` work the same on every backend (spec/persistence.md §2). ``load_file`` reads one
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from agentlog.errors import AgentlogError, StoreError
+from agentlog.errors import StoreError
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.stores.files import load_file
 from agentlog.stores.jsonl import JsonlBackend
@@ -51,10 +53,13 @@ def open_backend(url: str, *, read_only: bool = False) -> Backend:
     if parsed.scheme == "memory":
         backend = MemoryBackend(url)
     elif parsed.scheme == "postgresql":
-        raise AgentlogError(
-            f"PostgreSQL stores are not available in this build of agentlog ({url!r}); use "
-            "sqlite:/// or jsonl:///"
-        )
+        # Imported here: the postgres extra (psycopg) is optional, and ``import agentlog``
+        # must not need it. A missing extra raises ImportError naming it.
+        from agentlog.stores.postgres import PostgresBackend
+
+        # The backend checks the schema without creating it when read-only, and refuses writes
+        # itself; the wrapper below is for the uniform read-only message.
+        backend = PostgresBackend(url, read_only=read_only)
     elif parsed.scheme == "sqlite":
         assert parsed.path is not None
         backend = SqliteBackend(parsed.path, url=parsed.url, read_only=read_only)
