@@ -10,16 +10,23 @@ and are taken over; followers wake up on ``NOTIFY``; no psycopg exception leaks.
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
+from agentlog import Event, aio
 from agentlog.errors import SessionLocked, StoreError
 from agentlog.stores import Backend, Store, open_backend, open_store
+from agentlog.stores.postgres import CHANNEL
 from tests.conftest import POSTGRES_SERVER
-from tests.stores.contract import StoreContract, one_turn, wire
+from tests.stores.contract import StoreContract, clock, one_turn, start_turn, wire
+from tests.stores.pg_proxy import CommitCutter, Cut
 
 
 def schema_of(url: str) -> str:
@@ -93,6 +100,20 @@ class TestPostgres(StoreContract):
             ).fetchone()
         return row is not None and row[0] > 0
 
+    def test_torn_tail_is_dropped_only_when_opened(
+        self, tmp_path: Path, stores: Any, store: Store
+    ) -> None:
+        """No torn tail exists on PostgreSQL: each append is one transaction, so a writer that
+        crashed mid-turn left whole appends only, and its log reads with nothing torn."""
+        crashed = self.crashed_in_turn_two(store)
+        backend = self.make_backend(tmp_path)
+        try:
+            stored = backend.read("crashed")
+        finally:
+            backend.close()
+        assert stored.torn is None
+        assert wire(stored.events) == wire(crashed.events)
+
     def test_a_full_disk_fails_the_append_names_the_cause_and_changes_nothing(
         self, tmp_path: Path, stores: Any
     ) -> None:
@@ -129,3 +150,134 @@ class TestPostgres(StoreContract):
         session.close()
         assert [e.type for e in stores().inspect("s1").events][seq] == "turn/start"
         assert wire(stores().inspect("s1").events)[:seq] == wire(session.events)[:seq]
+
+
+# --- appends whose COMMIT outcome is unknown -------------------------------------------------
+
+
+@pytest.fixture
+def cutter() -> Iterator[CommitCutter]:
+    proxy = CommitCutter()
+    yield proxy
+    proxy.close()
+
+
+@pytest.mark.parametrize("cut", ["after", "before"])
+def test_an_append_cut_off_at_commit_is_stored_exactly_once(
+    postgres_url: str, cutter: CommitCutter, cut: Cut
+) -> None:
+    """``after``: the server committed but the reply never came, so the read-back finds the
+    rows and the append succeeds without writing them again; ``before``: the server never saw
+    the COMMIT and rolled back, so the read-back finds nothing and the append is sent again."""
+    proxied = postgres_url.replace("@127.0.0.1:5432/", f"@127.0.0.1:{cutter.port}/")
+    with open_store(f"{proxied}&sslmode=disable", clock=clock) as store:
+        session = store.create("s1")
+        start_turn(session, 1)
+        cutter.arm(cut)
+        with session.batch():
+            session.append("step/end", {"turn": 1, "step": 1})
+            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+        assert cutter.cuts == 1  # the batch's COMMIT really was cut
+        session.append("turn/start", {"turn": 2})
+        expected = wire(session.events)
+        session.close()
+    with open_store(postgres_url, clock=clock) as store:
+        stored = store.read_from("s1", 0)
+    assert wire(stored) == expected
+    assert [event.seq for event in stored] == list(range(len(expected)))
+
+
+# --- LISTEN / NOTIFY ----------------------------------------------------------------------
+
+
+def test_each_committed_append_sends_one_notification(postgres_url: str) -> None:
+    """Three durable appends and one ``batch()``: four commits, four notifications."""
+    schema = schema_of(postgres_url)
+    with admin() as listener, open_store(postgres_url, clock=clock) as store:
+        listener.execute(f"LISTEN {CHANNEL}")
+        session = store.create("s1")
+        start_turn(session, 1)  # three durable appends
+        with session.batch():
+            session.append("step/end", {"turn": 1, "step": 1})
+            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+        # Other tests' schemas notify on the same channel: only this schema's count.
+        received = [
+            n.payload for n in listener.notifies(timeout=1.0) if n.payload.startswith(schema)
+        ]
+    assert received == [f"{schema} s1"] * 4
+
+
+def test_a_follower_wakes_up_on_notify_not_on_its_interval(postgres_url: str) -> None:
+    """``Store.follow`` with a 30 s interval still yields an append at once: the backend's
+    ``wait_for_append`` returns on the session's ``NOTIFY``."""
+    with open_store(postgres_url, clock=clock) as writer_store:
+        session = writer_store.create("s1")
+        session.append("turn/start", {"turn": 1})
+        seen: list[tuple[float, Event]] = []
+
+        def follow() -> None:
+            with open_store(postgres_url, read_only=True) as reader:
+                for event in reader.follow("s1", interval=30.0):
+                    seen.append((time.monotonic(), event))
+                    if event.seq == 1:
+                        return
+
+        follower = threading.Thread(target=follow, daemon=True)
+        follower.start()
+        deadline = time.monotonic() + 10
+        while not seen and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the follower is waiting on LISTEN now
+        appended = time.monotonic()
+        session.append("step/start", {"turn": 1, "step": 1})
+        follower.join(10)
+        assert not follower.is_alive()
+        assert [event.seq for _, event in seen] == [0, 1]
+        assert seen[1][0] - appended < 3.0
+        session.close()
+
+
+# --- agentlog.aio ---------------------------------------------------------------------------
+
+
+def test_async_sessions_on_postgresql_append_concurrently_without_blocking_the_loop(
+    postgres_url: str,
+) -> None:
+    """Ten tasks, each with its own session, append turns through ``agentlog.aio``; the event
+    loop keeps ticking meanwhile, and a second store is refused every live session."""
+
+    async def scenario() -> tuple[int, list[list[str]]]:
+        ticks = 0
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0.001)
+
+        async def worker(store: aio.AsyncStore, index: int) -> None:
+            session = await store.create(f"s{index}")
+            for turn in (1, 2):
+                await session.append("turn/start", {"turn": turn})
+                async with session.batch():
+                    await session.append("step/start", {"turn": turn, "step": 1})
+                    await session.append("step/end", {"turn": turn, "step": 1})
+                await session.append("turn/end", {"turn": turn, "reason": {"kind": "completed"}})
+
+        async with await aio.open_store(postgres_url, clock=clock) as store:
+            tick = asyncio.create_task(ticker())
+            await asyncio.gather(*(worker(store, index) for index in range(10)))
+            async with await aio.open_store(postgres_url) as other:
+                with pytest.raises(SessionLocked):
+                    await other.open("s3")
+            stop.set()
+            await tick
+        async with await aio.open_store(postgres_url, clock=clock) as store:
+            views = [await store.inspect(f"s{index}") for index in range(10)]
+        return ticks, [[event.type for event in view.events] for view in views]
+
+    ticks, logs = asyncio.run(scenario())
+    turn = ["turn/start", "step/start", "step/end", "turn/end"]
+    assert logs == [[*turn, *turn, "session/end-seed"]] * 10
+    assert ticks > 10

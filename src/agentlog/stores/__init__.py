@@ -36,6 +36,7 @@ __all__ = [
     "default_home",
     "default_store_url",
     "load_file",
+    "migrate_store",
     "open_backend",
     "open_store",
 ]
@@ -72,6 +73,26 @@ def open_backend(url: str, *, read_only: bool = False) -> Backend:
         compressed = parsed.scheme == "jsonl+zstd"
         backend = JsonlBackend(parsed.path, compressed=compressed, url=parsed.url)
     return ReadOnlyBackend(backend) if read_only else backend
+
+
+def migrate_store(url: str) -> tuple[int, int] | None:
+    """Upgrade a store's own schema to this build's version, explicitly.
+
+    Only a PostgreSQL store has a schema that is upgraded (opening one never does it); SQLite
+    databases are bump-and-reject, and JSONL and memory stores have no schema.
+
+    Returns:
+        ``(from, to)`` versions (``from`` is 0 when the schema was created), or ``None`` when
+        the store has no schema to upgrade.
+
+    Raises:
+        StoreError: for a newer schema than this build's, or one that is not agentlog's.
+    """
+    if parse_store_url(url).scheme != "postgresql":
+        return None
+    from agentlog.stores.postgres import migrate_schema  # the optional extra, as above
+
+    return migrate_schema(url)
 
 
 def open_store(

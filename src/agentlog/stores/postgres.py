@@ -46,12 +46,12 @@ from agentlog.events import event_or_record
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores._pg_errors import connection_lost, pg_errors
 from agentlog.stores._pg_lease import RENEW, LeaseKeeper, PostgresLease
-from agentlog.stores._pg_schema import ensure_schema
+from agentlog.stores._pg_schema import ensure_schema, migrate
 from agentlog.stores._pg_url import parse_postgres_url
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.values import JsonValue, dumps, loads, share_strings
 
-__all__ = ["CHANNEL", "COMPRESS_FROM", "PostgresBackend"]
+__all__ = ["CHANNEL", "COMPRESS_FROM", "PostgresBackend", "migrate_schema"]
 
 COMPRESS_FROM: Final = 4096
 """Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
@@ -566,6 +566,19 @@ class PostgresBackend(Backend):
             if self._listener is not None:
                 self._listener.close()
         self._pool.close()
+
+
+def migrate_schema(url: str) -> tuple[int, int]:
+    """Bring the store's schema to this build's version: ``(from, to)`` (``from`` 0: created).
+
+    The explicit upgrade behind ``agentlog migrate-store``; opening a store never migrates.
+
+    Raises:
+        StoreError: for a newer schema than this build's, foreign tables, or a driver error.
+    """
+    parsed = parse_postgres_url(url)
+    with pg_errors(parsed.display), psycopg.connect(parsed.conninfo, autocommit=True) as connection:
+        return migrate(connection, parsed.schema, store=parsed.display)
 
 
 def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
