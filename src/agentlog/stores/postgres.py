@@ -61,12 +61,11 @@ _ATTEMPTS: Final = 3
 _EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
 _INSERT_EVENT: Final = "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
 _CREATE: Final = (
-    "INSERT INTO sessions VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (session_id) DO NOTHING"
+    "INSERT INTO sessions VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
 )
 _ADVANCE: Final = (
     "UPDATE sessions SET next_seq = %s, updated_at = coalesce(%s, updated_at) "
-    "WHERE session_id = %s AND next_seq = %s"
+    "WHERE id = %s AND next_seq = %s"
 )
 
 
@@ -136,7 +135,7 @@ class PostgresBackend(Backend):
         """Whether the session has a row."""
         with pg_errors(self._where, session_id), self._connection() as connection:
             row = connection.execute(
-                "SELECT 1 FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT 1 FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
         return row is not None
 
@@ -228,7 +227,7 @@ class PostgresBackend(Backend):
         """Why the fence refused an append: the id is taken, gone, moved on, or not ours."""
         with self._connection() as connection:
             stored = connection.execute(
-                "SELECT next_seq FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT next_seq FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
             holder = None
             if isinstance(lease, PostgresLease):
@@ -272,7 +271,7 @@ class PostgresBackend(Backend):
         """
         with self._connection() as connection:
             header = connection.execute(
-                "SELECT header FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT header FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
             stored = connection.execute(
                 f"SELECT session_id, {_EVENT_COLUMNS} FROM events WHERE session_id = %s "
@@ -313,7 +312,7 @@ class PostgresBackend(Backend):
             data,
             None if sources is None else dumps(sources).decode(),
             None if surface_op is None else dumps(surface_op).decode(),
-            True if event.get("ignorable") is True else None,
+            1 if event.get("ignorable") is True else None,
         )
 
     def _compressor(self) -> zstandard.ZstdCompressor:
@@ -338,7 +337,7 @@ class PostgresBackend(Backend):
         ):
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             row = connection.execute(
-                "SELECT header, next_seq FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT header, next_seq FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
             if row is None:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
@@ -426,8 +425,7 @@ class PostgresBackend(Backend):
         """Every session row."""
         with pg_errors(self._where), self._connection() as connection:
             rows = connection.execute(
-                "SELECT session_id, created_at, version, cwd, parent_session, updated_at "
-                "FROM sessions"
+                "SELECT id, created_at, version, cwd, parent_session, updated_at FROM sessions"
             ).fetchall()
         return [
             SessionInfo(
@@ -445,7 +443,7 @@ class PostgresBackend(Backend):
         """The session's stored next seq: it moves with every append (``None``: no session)."""
         with pg_errors(self._where, session_id), self._connection() as connection:
             row = connection.execute(
-                "SELECT next_seq FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT next_seq FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
         return None if row is None else str(row[0])
 
@@ -475,7 +473,7 @@ class PostgresBackend(Backend):
         ):
             connection.execute("DELETE FROM events WHERE session_id = %s", (session_id,))
             removed = connection.execute(
-                "DELETE FROM sessions WHERE session_id = %s", (session_id,)
+                "DELETE FROM sessions WHERE id = %s", (session_id,)
             ).rowcount
             if removed != 1:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
@@ -490,7 +488,7 @@ class PostgresBackend(Backend):
             connection.transaction(),
         ):
             stored = connection.execute(
-                "SELECT next_seq FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,)
+                "SELECT next_seq FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
             ).fetchone()
             if stored is None:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
@@ -532,7 +530,7 @@ class PostgresBackend(Backend):
                     [(session_id, stamp[0], *columns) for columns in removed],
                 )
                 connection.execute(
-                    "UPDATE sessions SET next_seq = %s WHERE session_id = %s", (cut_at, session_id)
+                    "UPDATE sessions SET next_seq = %s WHERE id = %s", (cut_at, session_id)
                 )
                 saved = f"{self._where} table {self.schema}.cuts, cut_time {stamp[0]}"
         damaged = sum(self._problem(columns) is not None for columns in removed)
