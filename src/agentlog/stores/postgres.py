@@ -59,7 +59,12 @@ CHANNEL: Final = "agentlog"
 """The ``NOTIFY`` channel; the payload is ``"<schema> <session id>"``, one per committed append."""
 _ATTEMPTS: Final = 3
 _EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
-_INSERT_EVENT: Final = "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
+_INSERT_EVENTS: Final = (
+    "INSERT INTO events SELECT * FROM unnest(%b::text[], %b::int8[], %b::text[], %b::int8[], "
+    "%b::bytea[], %b::text[], %b::text[], %b::int2[])"
+)
+"""A batch as one statement of eight array parameters: one round trip and a few hundred
+microseconds for any batch size, where ``executemany`` sends (and psycopg adapts) row by row."""
 _CREATE: Final = (
     "INSERT INTO sessions VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
 )
@@ -217,7 +222,9 @@ class PostgresBackend(Backend):
                     RENEW, (self._leases.seconds, lease.session_id, lease.token)
                 )
             if rows:
-                connection.cursor().executemany(_INSERT_EVENT, rows)
+                connection.execute(
+                    _INSERT_EVENTS, [list(column) for column in zip(*rows, strict=True)]
+                )
             connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{self.schema} {session_id}"))
             pipeline.sync()  # one round trip so far; the results decide before COMMIT
             if fence.rowcount != 1 or (renewal is not None and renewal.rowcount != 1):
