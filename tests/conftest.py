@@ -4,11 +4,16 @@ So every test that appends also checks turn, step and tool-call structure. Tests
 subject is structure-free core behaviour — the surface rules, the reference vectors, random
 append sequences — opt out with ``@pytest.mark.structure_free("why")`` (per test or per module).
 And no test reaches a real model: providers may talk to loopback servers only.
+
+PostgreSQL tests take ``postgres_url``: the server at 127.0.0.1:5432 (user ``postgres``, trust
+auth, database ``test``), a schema of their own that is dropped afterwards. Without a server
+they skip, saying so, except under ``CI=true``, where a missing server fails them.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -52,3 +57,27 @@ def _invariant_companion(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
     finally:
         remove()
+
+
+POSTGRES_SERVER = "postgresql://postgres@127.0.0.1:5432/test"
+"""The PostgreSQL server the tests use (``.ci/run`` starts it when it is not up)."""
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A store URL on the test server, in a fresh schema of its own (dropped after the test)."""
+    import psycopg  # the postgres extra is part of dev; imported here, for PostgreSQL tests only
+
+    try:
+        admin = psycopg.connect(POSTGRES_SERVER, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        reason = f"no PostgreSQL server at 127.0.0.1:5432 (user postgres, database test): {exc}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{reason}; under CI=true PostgreSQL tests must run")
+        pytest.skip(reason)
+    schema = f"test_{uuid.uuid4().hex[:16]}"
+    try:
+        yield f"{POSTGRES_SERVER}?schema={schema}"
+    finally:
+        with admin:
+            admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")

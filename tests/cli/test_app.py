@@ -13,7 +13,7 @@ from tests.cli.support import run, run_process
 
 PINNED = {
     "ls", "show", "messages", "stats", "verify", "expand", "fork", "compact", "prune", "migrate",
-    "export", "import", "rm", "tail", "search", "view", "catalog", "demo", "chat",
+    "export", "import", "rm", "tail", "search", "view", "catalog", "demo", "chat", "migrate-store",
 }  # fmt: skip
 """The pinned command set, less repair (the reliability branch adds it)."""
 

@@ -48,3 +48,32 @@ def test_migrate_reports_a_refusal_and_writes_nothing(tmp_path: Path) -> None:
     assert code == 1
     assert "session-format-v0-to-v1 refuses this format v0 Session" in output
     assert not list(tmp_path.rglob("session.v4.jsonl"))
+
+
+def test_migrate_store_creates_then_reports_a_current_postgresql_schema(postgres_url: str) -> None:
+    ran = run("migrate-store", postgres_url)
+    assert (ran.code, ran.stdout) == (0, f"{postgres_url}: created the schema, version 1\n")
+    ran = run("migrate-store", postgres_url)
+    assert (ran.code, ran.stdout) == (0, f"{postgres_url}: schema version 1, current\n")
+    with open_store(postgres_url) as store:
+        assert store.list() == []
+
+
+def test_migrate_store_refuses_a_schema_that_is_not_agentlogs(postgres_url: str) -> None:
+    import psycopg
+
+    from tests.conftest import POSTGRES_SERVER
+
+    schema = postgres_url.rsplit("schema=", 1)[1]
+    with psycopg.connect(POSTGRES_SERVER, autocommit=True) as connection:
+        connection.execute(f"CREATE SCHEMA {schema}")
+        connection.execute(f"CREATE TABLE {schema}.notes (x text)")
+    ran = run("migrate-store", postgres_url)
+    assert ran.code == 1
+    assert "is not an agentlog store (notes)" in ran.stderr
+
+
+def test_migrate_store_on_a_file_store_has_nothing_to_upgrade(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    ran = run("migrate-store", url)
+    assert (ran.code, ran.stdout) == (0, f"{url}: this store has no schema to upgrade\n")

@@ -294,6 +294,16 @@ class StoreContract(ABC):
     def assert_contained(self, tmp_path: Path) -> None:  # noqa: B027  # optional hook
         """Check that nothing was written outside the store's own location."""
 
+    def assert_names_lock(self, refused: SessionLocked) -> None:
+        """Check a ``SessionLocked`` from another process names the lock (default: its file)."""
+        assert refused.path is not None
+        assert f'(lock "{refused.path}")' in str(refused)
+        assert Path(refused.path).exists()
+
+    def kept_copy_exists(self, saved_to: str) -> bool:
+        """Whether ``RepairResult.saved_to`` names a copy that exists (default: a file)."""
+        return Path(saved_to).is_file()
+
     # --- fixtures --------------------------------------------------------------------------
 
     @pytest.fixture
@@ -1068,9 +1078,7 @@ class StoreContract(ABC):
             with pytest.raises(SessionLocked) as refused:
                 store.open("s1")
             assert refused.value.session_id == "s1"
-            assert refused.value.path is not None
-            assert f'(lock "{refused.value.path}")' in str(refused.value)
-            assert Path(refused.value.path).exists()
+            self.assert_names_lock(refused.value)
             with pytest.raises(SessionLocked):
                 store.repair("s1", cut_at=0)
             with pytest.raises(SessionAlreadyExists):
@@ -1139,7 +1147,7 @@ class StoreContract(ABC):
         assert (result.removed, result.damaged) == (5, 0)
         if self.store_url(tmp_path) is not None:
             assert result.saved_to is not None
-            assert Path(result.saved_to).is_file()
+            assert self.kept_copy_exists(result.saved_to)
         else:
             assert result.saved_to is None
         kept = wire(session.events[:cut_at])

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from agentlog import AgentlogError
 from agentlog.errors import StoreError
 from agentlog.stores import default_home, default_store_url, open_store
 from agentlog.stores.jsonl import JsonlBackend
@@ -73,9 +73,59 @@ def test_three_slashes_are_relative_to_the_working_directory(
         assert store.url.startswith("jsonl+zstd:////")
 
 
-def test_postgresql_is_refused_with_a_clear_error() -> None:
-    with pytest.raises(AgentlogError, match="PostgreSQL stores are not available in this build"):
-        open_store("postgresql://localhost/agentlog")
+_WITHOUT_PSYCOPG = """
+import sys
+sys.modules["psycopg"] = None  # as if the postgres extra were not installed
+sys.modules["psycopg_pool"] = None
+import agentlog
+from agentlog.stores import open_store
+try:
+    open_store("postgresql://postgres@127.0.0.1:5432/test")
+except ImportError as exc:
+    print(exc)
+"""
+
+
+def test_import_agentlog_needs_no_psycopg() -> None:
+    code = "import sys, agentlog, agentlog.stores, agentlog.aio; print('psycopg' in sys.modules)"
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert completed.stdout == "False\n"
+
+
+def test_a_postgresql_url_without_the_extra_names_it() -> None:
+    completed = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PSYCOPG], capture_output=True, text=True, check=True
+    )
+    assert "pip install 'agentlog[postgres]'" in completed.stdout, completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "text"),
+    [
+        ("postgresql://h/db?schema=Bad-Name", "schema 'Bad-Name' in store URL"),
+        ("postgresql://h/db?schema=", "schema '' in store URL"),
+        ("postgresql://h/db?lease_seconds=soon", "lease_seconds='soon' in store URL"),
+        ("postgresql://h/db?lease_seconds=0", "must be a number of seconds from 0.5 to 86400"),
+        ("postgresql://h/db?mode=rw", "unknown mode 'rw' in store URL"),
+        ("postgresql://u:secret@h/db?mode=rw", "'postgresql://u:***@h/db?mode=rw'"),
+    ],
+)
+def test_a_bad_postgresql_url_is_refused_before_connecting(url: str, text: str) -> None:
+    with pytest.raises(StoreError) as refused:
+        open_store(url)
+    assert text in str(refused.value)
+    assert "secret" not in str(refused.value)
+
+
+def test_an_unreachable_postgresql_server_is_reported_with_its_cause() -> None:
+    with pytest.raises(StoreError) as refused:
+        open_store("postgresql://postgres@127.0.0.1:9/test?connect_timeout=2")
+    assert "PostgreSQL store 'postgresql://postgres@127.0.0.1:9/test?connect_timeout=2'" in str(
+        refused.value
+    )
+    assert ": cannot reach the server (" in str(refused.value)
 
 
 def test_the_default_store_is_configured_by_environment(

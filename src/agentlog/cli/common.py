@@ -62,7 +62,8 @@ StoreOption = Annotated[
         "--store",
         metavar="URL|PATH",
         help="The store: a URL (sqlite:///rel.db, sqlite:////abs.db, jsonl:///dir, "
-        "jsonl+zstd:///dir, memory:) or a path (a directory is JSONL, a .db file SQLite). "
+        "jsonl+zstd:///dir, postgresql://host/db, memory:) or a path (a directory is JSONL, "
+        "a .db file SQLite). "
         "Default: $AGENTLOG_STORE, else sessions.db in $AGENTLOG_HOME.",
         show_default=False,
     ),

@@ -1,5 +1,8 @@
 """``agentlog migrate``: what continuing older logs converts, and publishing it on request.
 
+``agentlog migrate-store`` is the other migration: a store's own table layout (PostgreSQL's
+schema version), upgraded only when asked.
+
 A dry run by default: each session stored in an older format is read through the migration
 chain in memory (``Store.plan_migration``) and summarised. With ``--write`` each is opened and
 closed (``Store.open``), which publishes its format-4 artifact beside the untouched original
@@ -16,9 +19,10 @@ import typer
 from agentlog.cli.common import StoreOption, opened, reported, session_store
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores import MigrationPlan, Store
+from agentlog.stores import migrate_store as upgrade_schema
 from agentlog.stores._jsonl_layout import log_name
 
-__all__ = ["describe", "migrate", "migrated_location"]
+__all__ = ["describe", "migrate", "migrate_store", "migrated_location"]
 
 
 def migrate(
@@ -59,6 +63,32 @@ def migrate(
                     typer.echo(f"{opened_store.url}: every session is in format {FORMAT_VERSION}")
             for session_id in ids:
                 _migrate_one(opened_store, session_id, write, store)
+
+
+def migrate_store(
+    url: Annotated[
+        str,
+        typer.Argument(metavar="URL", help="The store, e.g. postgresql://host/db?schema=agentlog."),
+    ],
+) -> None:
+    """Upgrade a store's table layout to this build's schema version (PostgreSQL).
+
+    Opening a store never changes its schema: a store of an older version is refused until this
+    command upgrades it, in one transaction (an empty schema is created). A newer version is
+    refused. SQLite and JSONL stores have no schema to upgrade.
+
+    Example: agentlog migrate-store 'postgresql://db.internal/agents?schema=agentlog'
+    """
+    with reported(url):
+        versions = upgrade_schema(url)
+    if versions is None:
+        typer.echo(f"{url}: this store has no schema to upgrade")
+    elif versions[0] == versions[1]:
+        typer.echo(f"{url}: schema version {versions[1]}, current")
+    elif versions[0] == 0:
+        typer.echo(f"{url}: created the schema, version {versions[1]}")
+    else:
+        typer.echo(f"{url}: upgraded the schema from version {versions[0]} to {versions[1]}")
 
 
 def _migrate_one(opened_store: Store, session_id: str, write: bool, url: str | None) -> None:

@@ -1,7 +1,8 @@
 """``tail``: the last events of a session, and with ``-f`` each new one as it is stored.
 
-Following reads the store as another process writes it (``Store.follow``: the file or rows are
-polled for their revision; only new events are read). It never writes, so it can watch a
+Following reads the store as another process writes it (``Store.follow``: only new events are
+read; file and SQLite stores are polled for their revision, a PostgreSQL store wakes the
+follower on ``LISTEN``/``NOTIFY`` as soon as an append commits). It never writes, so it can watch a
 session whose writer holds the lock.
 """
 
@@ -42,7 +43,11 @@ def tail(
     interval: Annotated[
         float,
         typer.Option(
-            "--interval", metavar="SECONDS", help="Seconds between polls when following.", min=0.01
+            "--interval",
+            metavar="SECONDS",
+            help="Seconds between polls when following (PostgreSQL: the longest wait; a "
+            "NOTIFY wakes it at once).",
+            min=0.01,
         ),
     ] = 0.25,
     as_json: Annotated[

@@ -1,4 +1,6 @@
-"""Stores: sessions that persist — JSONL (dsh-compatible, optionally zstd), SQLite, memory.
+"""Stores: sessions that persist — JSONL (dsh-compatible, optionally zstd), SQLite, PostgreSQL.
+
+And ``memory:``, for tests.
 
 ``open_store(url)`` opens one; ``Store.create`` / ``open`` / ``inspect`` / ``list`` / ``fork`` /
 ``repair`` work the same on every backend (spec/persistence.md §2). ``load_file`` reads one
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from agentlog.errors import AgentlogError, StoreError
+from agentlog.errors import StoreError
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.stores.files import load_file
 from agentlog.stores.jsonl import JsonlBackend
@@ -34,6 +36,7 @@ __all__ = [
     "default_home",
     "default_store_url",
     "load_file",
+    "migrate_store",
     "open_backend",
     "open_store",
 ]
@@ -51,10 +54,13 @@ def open_backend(url: str, *, read_only: bool = False) -> Backend:
     if parsed.scheme == "memory":
         backend = MemoryBackend(url)
     elif parsed.scheme == "postgresql":
-        raise AgentlogError(
-            f"PostgreSQL stores are not available in this build of agentlog ({url!r}); use "
-            "sqlite:/// or jsonl:///"
-        )
+        # Imported here: the postgres extra (psycopg) is optional, and ``import agentlog``
+        # must not need it. A missing extra raises ImportError naming it.
+        from agentlog.stores.postgres import PostgresBackend
+
+        # The backend checks the schema without creating it when read-only, and refuses writes
+        # itself; the wrapper below is for the uniform read-only message.
+        backend = PostgresBackend(url, read_only=read_only)
     elif parsed.scheme == "sqlite":
         assert parsed.path is not None
         backend = SqliteBackend(parsed.path, url=parsed.url, read_only=read_only)
@@ -67,6 +73,26 @@ def open_backend(url: str, *, read_only: bool = False) -> Backend:
         compressed = parsed.scheme == "jsonl+zstd"
         backend = JsonlBackend(parsed.path, compressed=compressed, url=parsed.url)
     return ReadOnlyBackend(backend) if read_only else backend
+
+
+def migrate_store(url: str) -> tuple[int, int] | None:
+    """Upgrade a store's own schema to this build's version, explicitly.
+
+    Only a PostgreSQL store has a schema that is upgraded (opening one never does it); SQLite
+    databases are bump-and-reject, and JSONL and memory stores have no schema.
+
+    Returns:
+        ``(from, to)`` versions (``from`` is 0 when the schema was created), or ``None`` when
+        the store has no schema to upgrade.
+
+    Raises:
+        StoreError: for a newer schema than this build's, or one that is not agentlog's.
+    """
+    if parse_store_url(url).scheme != "postgresql":
+        return None
+    from agentlog.stores.postgres import migrate_schema  # the optional extra, as above
+
+    return migrate_schema(url)
 
 
 def open_store(

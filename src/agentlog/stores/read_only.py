@@ -40,6 +40,10 @@ class ReadOnlyBackend(Backend):
         """The wrapped store's revision of the session."""
         return self._backend.revision(session_id)
 
+    def wait_for_append(self, session_id: str, revision: str | None, timeout: float) -> None:
+        """Wait as the wrapped store does (PostgreSQL: ``LISTEN``; files: a sleep)."""
+        self._backend.wait_for_append(session_id, revision, timeout)
+
     def list(self) -> list[SessionInfo]:
         """The wrapped store's sessions."""
         return self._backend.list()

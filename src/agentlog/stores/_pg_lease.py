@@ -1,0 +1,161 @@
+"""Writer leases of the PostgreSQL store: one writer per session across hosts.
+
+Implements DESIGN.md, Reliability ("PostgreSQL: a lease that expires, plus the expected-seq
+fence"). A lease is a row of ``leases`` naming its owner (host, pid and a random token) and an
+expiry. Taking it is ``INSERT … ON CONFLICT DO NOTHING``; a row already there belongs to a
+live writer — ``SessionLocked`` — unless it has expired, or its owner is a process of this very
+host that no longer exists (a ``kill -9``'d worker on the same machine need not wait out the
+expiry). Then the row is taken over, under its row lock, and the taker's ``open`` writes the
+repair closers of the turn the dead writer left open.
+
+A ``LeaseKeeper`` thread renews every lease its backend holds (every third of the lease time),
+so an idle but live writer keeps its session; each append also renews its lease inside the
+append's transaction and fails with ``SessionLocked`` if the row is no longer its own, so a
+writer that stalled past its expiry (and was taken over) can never write again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import socket
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any, Final
+
+import psycopg
+
+from agentlog.errors import SessionLocked
+from agentlog.stores.base import Lease
+
+__all__ = ["RENEW", "LeaseKeeper", "PostgresLease"]
+
+RENEW: Final = (
+    "UPDATE leases SET expires_at = now() + make_interval(secs => %s) "
+    "WHERE session_id = %s AND token = %s"
+)
+"""Extend a lease that is still this owner's (0 rows: it was taken over)."""
+_TAKE: Final = (
+    "INSERT INTO leases VALUES (%s, %s, %s, %s, now() + make_interval(secs => %s)) "
+    "ON CONFLICT (session_id) DO NOTHING"
+)
+_HOLDER: Final = (
+    "SELECT host, pid, expires_at <= now(), extract(epoch FROM expires_at - now()) "
+    "FROM leases WHERE session_id = %s FOR UPDATE"
+)
+_TAKE_OVER: Final = (
+    "UPDATE leases SET host = %s, pid = %s, token = %s, "
+    "expires_at = now() + make_interval(secs => %s) WHERE session_id = %s"
+)
+_DROP: Final = "DELETE FROM leases WHERE session_id = %s AND token = %s"
+
+Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+
+
+class PostgresLease(Lease):
+    """A held lease row; ``release`` deletes it (idempotent)."""
+
+    def __init__(self, keeper: LeaseKeeper, session_id: str, token: str) -> None:
+        self.session_id = session_id
+        self.token = token
+        self._keeper = keeper
+
+    def release(self) -> None:
+        """Delete the lease row, so another writer may take the session at once."""
+        self._keeper.release(self)
+
+
+class LeaseKeeper:
+    """Takes, renews (on a thread) and releases the leases of one backend."""
+
+    def __init__(self, connect: Connect, *, seconds: float, store: str) -> None:
+        self.seconds = seconds
+        self._connect = connect
+        self._store = store
+        self._host = socket.gethostname()
+        self._held: dict[str, PostgresLease] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def take(self, session_id: str) -> PostgresLease:
+        """Take the lease of ``session_id`` (whether or not it exists yet).
+
+        Raises:
+            SessionLocked: naming the holder, when a live writer holds it.
+        """
+        token = secrets.token_hex(16)
+        owner = (self._host, os.getpid(), token, self.seconds)
+        with self._connect() as connection, connection.transaction():
+            taken = connection.execute(_TAKE, (session_id, *owner)).rowcount == 1
+            if not taken:
+                holder = connection.execute(_HOLDER, (session_id,)).fetchone()
+                if holder is not None and not self._may_take_over(*holder[:3]):
+                    host, pid, _, remaining = holder
+                    raise SessionLocked(
+                        f'session "{session_id}" is open for writing by another writer (lease '
+                        f"of {host} pid {pid}, expires in {max(float(remaining), 0):.1f} s)",
+                        session_id=session_id,
+                    )
+                if holder is None:
+                    connection.execute(_TAKE, (session_id, *owner))
+                else:
+                    connection.execute(_TAKE_OVER, (*owner, session_id))
+        lease = PostgresLease(self, session_id, token)
+        with self._lock:
+            self._held[token] = lease
+            self._start()
+        return lease
+
+    def _may_take_over(self, host: str, pid: int, expired: bool) -> bool:
+        """An expired lease, or one of a process of this host that is gone."""
+        if expired:
+            return True
+        if host != self._host:
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:  # alive, another user's
+            return False
+        return False
+
+    def release(self, lease: PostgresLease) -> None:
+        """Delete ``lease``'s row; a failure leaves it to expire."""
+        with self._lock:
+            if self._held.pop(lease.token, None) is None:
+                return
+        with contextlib.suppress(psycopg.Error), self._connect() as connection:
+            connection.execute(_DROP, (lease.session_id, lease.token))
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._renew_forever, name="agentlog-pg-leases", daemon=True
+            )
+            self._thread.start()
+
+    def _renew_forever(self) -> None:
+        while not self._stop.wait(self.seconds / 3):
+            with self._lock:
+                held = list(self._held.values())
+            if not held:
+                continue
+            # A failed renewal (server away) is tried again next time; the append's own
+            # in-transaction renewal is what fences a writer whose lease was taken over.
+            with contextlib.suppress(psycopg.Error), self._connect() as connection:
+                for lease in held:
+                    connection.execute(RENEW, (self.seconds, lease.session_id, lease.token))
+
+    def close(self) -> None:
+        """Stop renewing and release every held lease."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        with self._lock:
+            held = list(self._held.values())
+        for lease in held:
+            lease.release()
