@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from agentlog import Agent, Event, StoreError, open_store
+from agentlog import Agent, Event, ExtractiveSummarizer, StoreError, open_store
 from agentlog import messages as m
 from agentlog.loop import ModelRequest
 from agentlog.loop.checkpoint import Checkpoints
+from agentlog.plugins import Summary, SummaryRequest
 from agentlog.providers import Scripted
 from tests.loop.support import new_session, types
 
@@ -234,3 +235,26 @@ def test_an_append_while_the_write_waits_for_its_thread_does_not_stall_the_check
 
     asyncio.run(main())
     assert sink.writes == [["turn/start", "user/message"], ["step/start"]]
+
+
+def test_a_step_that_compacts_is_durable_before_the_summarizer_calls_a_model() -> None:
+    """The step end no longer has its own write; a summarizer (a model call) still waits."""
+    session, sink = attached()
+    seen: list[tuple[int, list[str]]] = []
+    extractive = ExtractiveSummarizer()
+
+    async def summarize(request: SummaryRequest) -> Summary:
+        last = [e.type for e in session.events if not e.type.startswith("compaction/")][-1]
+        seen.append((sink.written(), [last]))
+        return await extractive(request)
+
+    long = "words and more words " * 60
+    agent = Agent(
+        session, Scripted([long, long, "short"]), compaction=summarize, context_window=1000
+    )
+    for prompt in ("first " + long, "second " + long, "third"):
+        asyncio.run(agent.run(prompt))
+    ((written, last),) = seen
+    starts = [i for i, e in enumerate(session.events) if e.type == "compaction/start"]
+    assert written == starts[0]  # everything before the compaction's own events is on disk
+    assert last == ["agent/inbox/spliced"]  # the claim of the turn that compacts

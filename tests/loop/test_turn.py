@@ -12,7 +12,8 @@ from agentlog import Agent, CompactionConfig, ExtractiveSummarizer, check_provid
 from agentlog import messages as m
 from agentlog.loop.inbox import Inbox
 from agentlog.loop.runtime import Runtime
-from agentlog.loop.turn import SystemPrompt, run_turn
+from agentlog.loop.system import SystemPrompt
+from agentlog.loop.turn import run_turn
 from agentlog.plugins import Summary, SummaryRequest
 from agentlog.providers import Scripted
 from tests.loop.support import new_session, of_type, types

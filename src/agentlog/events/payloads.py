@@ -196,11 +196,23 @@ def request_header(
     return data
 
 
-def request_context(provider: str, model: str, context_window: int | None = None) -> dict[str, Any]:
-    """Data for ``request/context``: the route and its capacity (spec/core.md §7.5)."""
+def request_context(
+    provider: str,
+    model: str,
+    context_window: int | None = None,
+    *,
+    system_prompt_update: Literal["in-history"] | None = None,
+) -> dict[str, Any]:
+    """Data for ``request/context``: the route and its capacity (spec/core.md §7.5).
+
+    [F4] ``systemPromptUpdate: "in-history"``: the route reads system-prompt updates appended
+    later in the history.
+    """
     data: dict[str, Any] = {"provider": provider, "model": model}
     if context_window is not None:
         data["contextWindow"] = context_window
+    if system_prompt_update is not None:
+        data["systemPromptUpdate"] = system_prompt_update
     return data
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from agentlog.errors import InvariantError
 from agentlog.lifecycle import install_invariants, open_turn
@@ -27,8 +27,9 @@ from agentlog.loop.inbox import Inbox, Target, user_message
 from agentlog.loop.model import Provider
 from agentlog.loop.runtime import Runtime
 from agentlog.loop.summarize import ProviderSummarizer
-from agentlog.loop.tools import Tool, as_tool
-from agentlog.loop.turn import SystemPrompt, message_text, run_turn
+from agentlog.loop.system import SystemPrompt, message_text
+from agentlog.loop.tools import Tool, as_tools
+from agentlog.loop.turn import last_turn, run_turn
 from agentlog.plugins import install_compaction_invariants
 from agentlog.plugins.compaction import CompactionConfig, Summarizer
 from agentlog.session import Session
@@ -70,6 +71,10 @@ class Agent:
         runtime_context: Renders the application's dynamic context (plain or ``async``,
             returning text or ``None``) before each step; the step carries it as a snapshot
             ``user/message`` only when it changed (``agentlog.loop.context``).
+        system_prompt_update: How a changed ``system`` reaches the model: ``replace`` rewrites
+            surface node 0; ``in-history`` appends the new prompt as a later system message
+            (for routes that read system messages anywhere; the history before it, and a
+            provider's prompt cache, stay as they were; ``agentlog.loop.system``).
 
     Raises:
         InvariantError: the session's log ends inside a turn (reopen it through its store,
@@ -87,6 +92,7 @@ class Agent:
         compaction: CompactionConfig | Summarizer | None = None,
         context_window: int | None = None,
         runtime_context: RuntimeContext | None = None,
+        system_prompt_update: Literal["replace", "in-history"] = "replace",
     ) -> None:
         if type(max_parallel_tool_calls) is not int or max_parallel_tool_calls < 1:
             raise ValueError(
@@ -94,7 +100,7 @@ class Agent:
             )
         if context_window is not None and (type(context_window) is not int or context_window < 1):
             raise ValueError(f"context_window must be a positive int, got {context_window!r}")
-        tool_list = _tool_list(tools)
+        tool_list = as_tools(tools)
         config, summarizer = _compaction(compaction, provider)
         _install(session, "invariants", install_invariants)
         if summarizer is not None:
@@ -109,16 +115,23 @@ class Agent:
             )
         self.session = session
         self.provider = provider
-        self._prompt = SystemPrompt(system)
+        if system_prompt_update not in ("replace", "in-history"):
+            raise ValueError(
+                "system_prompt_update must be 'replace' or 'in-history', "
+                f"got {system_prompt_update!r}"
+            )
+        in_history = system_prompt_update == "in-history"
+        self._prompt = SystemPrompt(system, in_history=in_history)
         self._rt = Runtime(
             session, provider, tools=tool_list, max_parallel_tool_calls=max_parallel_tool_calls,
             summarizer=summarizer, compaction=config, context_window=context_window,
+            system_prompt_update="in-history" if in_history else None,
         )  # fmt: skip
         self._inbox = Inbox(session, self._append_input)
         self._rt.inbox = self._inbox
         if runtime_context is not None:
             self._rt.contexts = ContextSnapshots(runtime_context, session)
-        self._last_turn = _last_turn(events)
+        self._last_turn = last_turn(events)
         self._task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cause: dict[str, Any] | None = None
@@ -149,7 +162,7 @@ class Agent:
 
     @tools.setter
     def tools(self, tools: Iterable[Tool | Callable[..., Any]]) -> None:
-        self._rt.set_tools(_tool_list(tools))
+        self._rt.set_tools(as_tools(tools))
 
     def add_pre_step_hook(self, hook: PreStepHook) -> Callable[[], None]:
         """Run ``hook`` before each step, after its input is claimed (``agent/pre-step``).
@@ -367,14 +380,6 @@ class Agent:
         return RunResult(reason=reason, text=text or "", events=tuple(events), error=error)
 
 
-def _tool_list(tools: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
-    tool_list = [as_tool(t) for t in tools]
-    names = [t.name for t in tool_list]
-    if len(set(names)) != len(names):
-        raise ValueError(f"tool names must be unique, got {names}")
-    return tool_list
-
-
 def _compaction(
     compaction: CompactionConfig | Summarizer | None, provider: Provider
 ) -> tuple[CompactionConfig | None, Summarizer | None]:
@@ -387,12 +392,3 @@ def _compaction(
     raise TypeError(
         f"compaction must be a CompactionConfig or a summarizer, got {type(compaction).__name__}"
     )
-
-
-def _last_turn(events: Sequence[Mapping[str, Any]]) -> int:
-    """The number of the last ``turn/start`` in the log (0 when none): turns continue from it."""
-    for event in reversed(events):
-        if event["type"] == "turn/start":
-            turn = event["data"].get("turn")
-            return turn if type(turn) is int else 0
-    return 0

@@ -1,15 +1,16 @@
 """What one agent's turns share: the session, the provider, tools, frames, and request state.
 
 Implements request building and the ``request/header`` reason logic of spec/plugins.md §4.4
-(with spec/core.md §7.4): the first request of an agent logs ``initial`` (no header in the
-log yet) or ``resume``; later requests log ``change`` when the header differs from the one in
-force (``startsSeries: true`` when a new series begins with it), ``series`` when only the
-surface content changed since the previous request (a compaction, a pruned result, an image
-offload, a rewritten system prompt), and nothing otherwise. ``request/context`` is appended
-when provider, model or context window differ from the last one logged. When a ``resume`` or
-``change`` header changes the tool names, a ``developer/message`` (source ``tool-registry``)
-lists the additions (citing the header) and removals (spec/core.md §7.4 [F4]). The request's
-messages are the session's derived history at dispatch — the reconstruction invariant of §4.4.
+(with spec/core.md §7.4): the first request of an agent logs ``initial`` (no header in the log
+yet) or ``resume``; later requests log ``change`` when the header differs from the one in force
+(``startsSeries: true`` when a new series begins with it), ``series`` when only the surface
+content changed since the previous request (a compaction, a pruned result, an image offload, a
+rewritten system prompt), and nothing otherwise. ``request/context`` is appended when provider,
+model, context window or ``systemPromptUpdate`` differ from the last one logged. When a
+``resume`` or ``change`` header changes the tool names, a ``developer/message`` (source
+``tool-registry``) lists the additions (citing the header) and removals (spec/core.md §7.4
+[F4]). The request's messages are the session's derived history at dispatch — the reconstruction
+invariant of §4.4.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from agentlog.events import Event, messages, payloads
 from agentlog.loop.checkpoint import Checkpoints
@@ -48,6 +49,7 @@ class Runtime:
         compaction: CompactionConfig | None,
         context_window: int | None,
         rand: Callable[[], float] = random.random,
+        system_prompt_update: Literal["in-history"] | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -59,6 +61,8 @@ class Runtime:
         self.compaction = compaction
         self.context_window_option = context_window
         self.rand = rand
+        self.system_prompt_update = system_prompt_update
+        """``in-history`` when the route reads system messages anywhere (``request/context``)."""
         self.listeners: list[asyncio.Queue[Frame | None]] = []
         self.attempts = 0
         self.step_retries = 0
@@ -147,10 +151,7 @@ class Runtime:
         """Append the ``request/header`` (and context, tool changes) this request needs."""
         session = self.session
         header = self._header
-        generation = session.surface.content_generation
-        series = starts_series or (
-            self._request_generation is not None and self._request_generation != generation
-        )
+        series = self.new_series(starts_series)
         baseline = session.request_header()
         data: dict[str, Any] | None = None
         if self._first_request:
@@ -163,11 +164,25 @@ class Runtime:
             event = self.append("request/header", data)
             if data["reason"] in ("resume", "change") and baseline is not None:
                 self._log_tool_changes(turn, step, baseline, event.seq)
-        context = payloads.request_context(self.provider.name, self.model, self.context_window())
+        context = payloads.request_context(
+            self.provider.name, self.model, self.context_window(),
+            system_prompt_update=self.system_prompt_update,
+        )  # fmt: skip
         if session.request_context() != context:
             self.append("request/context", context)
         self._first_request = False
         self._request_generation = session.surface.content_generation
+
+    def new_series(self, starts_series: bool) -> bool:
+        """Whether the next request begins a new series (spec/plugins.md §4.4).
+
+        It does when the step declares it, or when the surface content changed since the
+        previous request of this agent.
+        """
+        generation = self.session.surface.content_generation
+        return starts_series or (
+            self._request_generation is not None and self._request_generation != generation
+        )
 
     def _equals(self, baseline: Mapping[str, Any]) -> bool:
         # The header in force is the same frozen object until a new one is logged: compare once.

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -40,6 +40,7 @@ __all__ = [
     "ToolArgumentsError",
     "ToolResult",
     "as_tool",
+    "as_tools",
     "parse_arguments",
     "render_output",
     "tool",
@@ -211,6 +212,19 @@ def tool(
 def as_tool(value: Tool | Callable[..., Any]) -> Tool:
     """A ``Tool`` as given, or a plain callable made one with ``tool``."""
     return value if isinstance(value, Tool) else tool(value)
+
+
+def as_tools(values: Iterable[Tool | Callable[..., Any]]) -> list[Tool]:
+    """Each value ``as_tool``.
+
+    Raises:
+        ValueError: two tools have the same name.
+    """
+    tools = [as_tool(value) for value in values]
+    names = [t.name for t in tools]
+    if len(set(names)) != len(names):
+        raise ValueError(f"tool names must be unique, got {names}")
+    return tools
 
 
 def parse_arguments(raw: str) -> JsonValue:

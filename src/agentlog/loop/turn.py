@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from agentlog.errors import CompactionConfigError, CompactionError
-from agentlog.events import Event, messages, payloads
+from agentlog.events import payloads
 from agentlog.loop.frames import TurnFailed
 from agentlog.loop.hooks import (
     Enter,
@@ -35,65 +35,13 @@ from agentlog.loop.hooks import (
 from agentlog.loop.inbox import Inbox, Target, user_message
 from agentlog.loop.runtime import Runtime
 from agentlog.loop.step import LlmFailed, StepOutcome, error_chain, run_step
+from agentlog.loop.system import SystemPrompt
 from agentlog.plugins import PruneConfig, compact_if_needed
-from agentlog.session import Session
 from agentlog.values import JsonValue
 
-__all__ = ["SystemPrompt", "message_text", "run_turn"]
+__all__ = ["last_turn", "run_turn"]
 
 _logger = logging.getLogger("agentlog.loop")
-
-
-class SystemPrompt:
-    """The agent's system prompt and the surface node that holds it (spec/plugins.md §4.11).
-
-    The node is looked up again only after a replace (appends never move node 0 of a surface
-    that has one), so keeping the prompt in place costs O(1) per step.
-
-    Args:
-        text: The prompt; ``None`` keeps whatever the session has (none for a new session).
-    """
-
-    def __init__(self, text: str | None) -> None:
-        self.text = text
-        self._node: Event | None = None
-        self._generation: int | None = None
-
-    def settle(self, rt: Runtime, turn: int, step: int) -> None:
-        """Append or replace the prompt node if the surface does not hold the prompt."""
-        session = rt.session
-        if self._generation != session.surface.replace_generation:
-            self._node = self._find(session)
-        current = self._node
-        if current is None:
-            if self._generation is not None and not self.text:
-                return  # a history without a system head, and no prompt to add
-            self._node = rt.append(
-                "system/message",
-                messages.system(self.text or "", turn=turn, step=step),
-                surface_op="append",
-            )
-        elif self.text is not None and message_text(current.data["message"]) != self.text:
-            self._node = rt.append(
-                "system/message",
-                messages.system(self.text, turn=turn, step=step),
-                surface_op={"op": "replace", "startSeq": current.seq, "endSeq": current.seq},
-                source_event_seqs=[current.seq],
-            )
-        self._generation = session.surface.replace_generation
-
-    def _find(self, session: Session) -> Event | None:
-        """The system node on the surface: node 0, else an in-history prompt of ours.
-
-        Leaves ``_generation`` ``None`` for an empty surface (the prompt becomes node 0).
-        """
-        nodes = session.surface.nodes
-        self._generation = session.surface.replace_generation if nodes else None
-        head = session.event_at(nodes[0]) if nodes else None
-        if head is not None and head.type == "system/message":
-            return head
-        ours = self._node
-        return ours if ours is not None and ours.seq in nodes else None
 
 
 async def run_turn(
@@ -139,7 +87,7 @@ async def run_turn(
             step += 1
             rt.step_retries = 0
             rt.append("step/start", payloads.step_start(turn, step))
-            prompt.settle(rt, turn, step)
+            prompt.settle(rt, turn, step, new_series=rt.new_series(decision.starts_request_series))
             for message in claimed:
                 rt.append("user/message", message, surface_op="append")
             await _runtime_context(rt)
@@ -230,10 +178,10 @@ async def _pre_step(rt: Runtime) -> None:
         rt.announce(since)
 
 
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text blocks of a message, joined."""
-    return "".join(
-        block["text"]
-        for block in message.get("content") or ()
-        if isinstance(block, Mapping) and block.get("type") == "text"
-    )
+def last_turn(events: Sequence[Mapping[str, Any]]) -> int:
+    """The number of the last ``turn/start`` in the log (0 when none): turns continue from it."""
+    for event in reversed(events):
+        if event["type"] == "turn/start":
+            turn = event["data"].get("turn")
+            return turn if type(turn) is int else 0
+    return 0
