@@ -434,17 +434,33 @@ class PostgresBackend(Backend):
             rows = connection.execute(
                 "SELECT id, created_at, version, cwd, parent_session, updated_at FROM sessions"
             ).fetchall()
-        return [
-            SessionInfo(
-                id=row[0],
-                created_at=row[1],
-                version=row[2],
-                cwd=row[3],
-                parent_session=row[4],
-                updated_at=row[5],
-            )
-            for row in rows
-        ]
+        return [_info(row) for row in rows]
+
+    def list_page(
+        self,
+        *,
+        cwd: str | None,
+        updated_since: int | None,
+        after: tuple[int, str] | None,
+        limit: int,
+    ) -> Sequence[SessionInfo]:
+        """One page by keyset on ``(created_at, id)``, served by the sessions' indexes."""
+        with pg_errors(self._where), self._connection() as connection:
+            rows = connection.execute(
+                "SELECT id, created_at, version, cwd, parent_session, updated_at FROM sessions "
+                "WHERE (%(cwd)s::text IS NULL OR cwd = %(cwd)s) "
+                "AND (%(since)s::bigint IS NULL OR coalesce(updated_at, created_at) >= %(since)s) "
+                "AND (%(created)s::bigint IS NULL OR (created_at, id) > (%(created)s, %(id)s)) "
+                "ORDER BY created_at, id LIMIT %(limit)s",
+                {
+                    "cwd": cwd,
+                    "since": updated_since,
+                    "created": None if after is None else after[0],
+                    "id": None if after is None else after[1],
+                    "limit": limit,
+                },
+            ).fetchall()
+        return [_info(row) for row in rows]
 
     def revision(self, session_id: str) -> str | None:
         """The session's stored next seq: it moves with every append (``None``: no session)."""
@@ -584,6 +600,18 @@ def migrate_schema(url: str) -> tuple[int, int]:
     parsed = parse_postgres_url(url)
     with pg_errors(parsed.display), psycopg.connect(parsed.conninfo, autocommit=True) as connection:
         return migrate(connection, parsed.schema, store=parsed.display)
+
+
+def _info(row: Sequence[Any]) -> SessionInfo:
+    """A ``SessionInfo`` of ``id, created_at, version, cwd, parent_session, updated_at``."""
+    return SessionInfo(
+        id=row[0],
+        created_at=row[1],
+        version=row[2],
+        cwd=row[3],
+        parent_session=row[4],
+        updated_at=row[5],
+    )
 
 
 def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
