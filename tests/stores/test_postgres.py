@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from agentlog import Event, aio
-from agentlog.errors import SessionLocked, StoreError
+from agentlog.errors import ConcurrentWriteError, SessionAlreadyExists, SessionLocked, StoreError
 from agentlog.stores import Backend, Store, open_backend, open_store
 from agentlog.stores.postgres import CHANNEL
 from tests.conftest import POSTGRES_SERVER
@@ -281,3 +281,51 @@ def test_async_sessions_on_postgresql_append_concurrently_without_blocking_the_l
     turn = ["turn/start", "step/start", "step/end", "turn/end"]
     assert logs == [[*turn, *turn, "session/end-seed"]] * 10
     assert ticks > 10
+
+
+# --- the expected-seq fence -----------------------------------------------------------------
+
+
+def test_racing_appends_at_one_seq_store_exactly_one(postgres_url: str) -> None:
+    """Eight threads append different events at the same next seq under one lease (as writers
+    that lost track of the tail would): one wins, seven get ``ConcurrentWriteError``, and the
+    log holds the winner's event once."""
+    backend = open_backend(postgres_url)
+    lease = backend.lease("s1")
+    header = {"version": 4, "id": "s1", "createdAt": 1, "isSeeded": False, "delegationDepth": 0}
+    try:
+        backend.append(
+            lease,
+            header,
+            [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}],
+            next_seq=0,
+        )
+        with pytest.raises(SessionAlreadyExists):
+            backend.append(lease, header, [], next_seq=0)
+        outcomes: list[object] = []
+        start = threading.Barrier(8)
+
+        def race(index: int) -> None:
+            event = {"type": "step/start", "seq": 1, "time": 1, "data": {"turn": 1, "step": index}}
+            start.wait()
+            try:
+                backend.append(lease, header, [event], next_seq=1)
+                outcomes.append(index)
+            except ConcurrentWriteError as exc:
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=race, args=(index,)) for index in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        winners = [o for o in outcomes if isinstance(o, int)]
+        losers = [o for o in outcomes if isinstance(o, ConcurrentWriteError)]
+        assert (len(winners), len(losers)) == (1, 7)
+        assert all((e.expected_seq, e.stored_seq) == (1, 2) for e in losers)
+        stored = backend.read("s1").events
+        assert [e["seq"] for e in stored] == [0, 1]
+        assert stored[1]["data"] == {"turn": 1, "step": winners[0]}
+    finally:
+        lease.release()
+        backend.close()
