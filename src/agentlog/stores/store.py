@@ -27,9 +27,9 @@ from agentlog.errors import (
     StoreError,
 )
 from agentlog.formats import FORMAT_VERSION
-from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_closers
+from agentlog.lifecycle import fork_child, open_turn_closers
 from agentlog.lifecycle.invariants import install_invariants
-from agentlog.session import Session, check_session_id, wall_clock
+from agentlog.session import Session, check_session_id, new_header, stored_header, wall_clock
 from agentlog.stores.base import (
     Backend,
     DropsTornTails,
@@ -135,7 +135,7 @@ class Store(StoreReads):
                 raise SessionAlreadyExists(
                     f'session "{session_id}" already exists', session_id=session_id
                 )
-            header = _new_header(session_id, self._clock(), cwd=cwd)
+            header = stored_header(new_header(session_id, self._clock(), cwd=cwd))
             session = Session.create(
                 session_id, header, projections=self._projections, clock=self._clock
             )
@@ -374,30 +374,18 @@ class Store(StoreReads):
                     code="SESSION_NOT_FOUND",
                     session_id=session_id,
                 )
-            child_id = check_session_id(str(uuid.uuid4()) if child_id is None else child_id)
-            seed: Sequence[Mapping[str, Any]] = []
-            inherited = 0
-            if boundary is not None or events:
-                last = len(events) - 1
-                cut = check_fork_boundary(
-                    session_id, len(events), last if boundary is None else boundary
-                )
-                seed = build_fork_seed(events, cut)
-                inherited = cut + 1
-            header = _new_header(
-                child_id,
-                self._clock(),
-                cwd=source_header.get("cwd"),
-                parent=session_id,
-            )
-            child = Session.from_events(
-                child_id,
-                seed,
-                header,
-                inherited_event_count=inherited,
+            child = fork_child(
+                session_id,
+                events,
+                source_header,
+                boundary=boundary,
+                child_id=child_id,
+                created_at=self._clock(),
                 projections=self._projections,
                 clock=self._clock,
+                stored=True,
             )
+            child_id = child.id
             lease = self._lease(child_id)
             try:
                 writer = self._writer(child_id, child.header, lease, 0)
@@ -517,17 +505,3 @@ def _guard(session: Session, strict: bool) -> None:
     """Structure on by default: spec/core.md §11 checked at every append from the log's end."""
     if strict:
         install_invariants(session, loaded=True)
-
-
-def _new_header(
-    session_id: str, created_at: int, *, cwd: object = None, parent: str | None = None
-) -> dict[str, Any]:
-    """A store-created format-4 header (spec/core.md §2.2; ``delegationDepth`` as dsh writes)."""
-    header: dict[str, Any] = {"version": FORMAT_VERSION, "id": session_id, "createdAt": created_at}
-    if cwd is not None:
-        header["cwd"] = cwd
-    if parent is not None:
-        header["parentSession"] = parent
-    header["isSeeded"] = parent is not None
-    header["delegationDepth"] = 0
-    return header
