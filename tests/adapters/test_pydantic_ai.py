@@ -250,7 +250,15 @@ def test_the_compaction_processor_summarizes_what_the_model_sees(tmp_path: Path)
                 await turn(store, "long", f"task {n} " + "please " * 100, agent)
             stored = await store.load("long")
         assert stored is not None
-        assert len(stored.messages) == 12  # the store keeps every original
+        # The store keeps every original. Newer pydantic-ai releases also keep the compaction
+        # request a history processor returned, as a message of the run; older ones do not.
+        originals = [
+            message
+            for message in stored.messages
+            if not all(part.part_kind == "compaction" for part in message.parts)
+        ]
+        assert len(originals) == 12
+        assert [type(m).__name__ for m in originals] == ["ModelRequest", "ModelResponse"] * 6
         last = seen[-1]
         assert len(last) < 12
         summary: Any = last[0].parts[0]
