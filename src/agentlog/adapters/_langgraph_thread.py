@@ -24,7 +24,6 @@ LangGraph state is not meant to be mutated in place.
 from __future__ import annotations
 
 import operator
-from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
@@ -40,7 +39,6 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from agentlog.adapters._langgraph_codec import (
-    LONG_STRING,
     decode_tree,
     encode_typed,
     resolve_strings,
@@ -48,10 +46,8 @@ from agentlog.adapters._langgraph_codec import (
 )
 from agentlog.adapters._langgraph_delta import (
     diff,
-    field_changes,
     patched,
     predicted,
-    with_fields,
 )
 from agentlog.adapters._langgraph_index import (
     CHECKPOINT,
@@ -62,6 +58,7 @@ from agentlog.adapters._langgraph_index import (
     ThreadIndex,
     checkpoint_id_of,
 )
+from agentlog.adapters._langgraph_refs import StoredObjects, resolved
 from agentlog.session import Session
 from agentlog.stores.restore import collector_paused
 
@@ -71,10 +68,6 @@ PREFIX: Final = "langgraph:"
 """Session ids of LangGraph threads start with this."""
 
 _MISSING: Final = object()
-GENERATIONS: Final = 4
-"""Objects stored by the last this many checkpoints (and the writes between them) are
-referred to when stored again: LangGraph stores a task's writes in a background thread, so they
-may reach the checkpointer after the next checkpoint or two that contain them."""
 
 
 def session_id(thread: object) -> str:
@@ -85,16 +78,6 @@ def session_id(thread: object) -> str:
 def thread_id(session: str) -> str:
     """The LangGraph thread id of an agentlog session id made by ``session_id``."""
     return session.removeprefix(PREFIX)
-
-
-def _same_keys(value: dict[Any, Any], tree: Any) -> bool:
-    """Whether ``tree`` is the plain JSON object the serde made of dict ``value``, key by key."""
-    return (
-        isinstance(tree, dict)
-        and "$lg" not in tree
-        and len(tree) == len(value)
-        and all(type(key) is str and key in tree for key in value)
-    )
 
 
 def _array_header(length: int) -> bytes:
@@ -136,17 +119,6 @@ class _Known:
         return all(getattr(items[index], "id", None) is None for index in self.anonymous)
 
 
-class _Stored:
-    """A serialized object this thread stored recently, kept to refer to it instead of again."""
-
-    __slots__ = ("path", "tree", "value")
-
-    def __init__(self, value: Any, tree: Any, path: list[Any]):
-        self.value = value  # held so that its id() is not reused while it is looked up
-        self.tree = tree  # the serde tree it had when stored (before sharing)
-        self.path = path  # [seq, key, ...]: where in that event's data it is
-
-
 class Thread:
     """A LangGraph thread stored as one agentlog session.
 
@@ -160,7 +132,7 @@ class Thread:
         self.serde = serde
         self.index = ThreadIndex()
         self._known: dict[tuple[str, str], _Known] = {}
-        self._stored: deque[dict[int, _Stored]] = deque([{}], maxlen=GENERATIONS)
+        self._objects = StoredObjects(self._share)
         self._trees: dict[int, Any] = {}
         self._bytes: dict[int, tuple[Any, bytes | None]] = {}
         self._metadata: dict[int, Any] = {}
@@ -202,13 +174,13 @@ class Thread:
                 items = []
                 for index, item in enumerate(value[start:]):
                     tree = self._raw(item)
-                    items.append(self._refer(item, tree))
+                    items.append(self._objects.refer(item, tree))
                     stored.append((item, tree, ["blobs", channel, "items", index]))
                 blob["items"] = items
                 known[(ns, channel)] = _Known(version, value, previous if start else None)
             else:
                 tree = self._raw(value)
-                blob["value"] = self._refer(value, tree)
+                blob["value"] = self._objects.refer(value, tree)
                 stored.append((value, tree, ["blobs", channel, "value"]))
             blobs[channel] = blob
         data: dict[str, Any] = {"ns": ns} if ns else {}
@@ -223,9 +195,9 @@ class Thread:
         data["blobs"] = blobs
         seq = self._append(CHECKPOINT, data)
         self._known.update(known)
-        self._stored.appendleft({})
+        self._objects.next_generation()
         for value, tree, path in stored:
-            self._remember(value, tree, [seq, *path])
+            self._objects.remember(value, tree, [seq, *path])
 
     def _checkpoint_field(
         self, ns: str, parent_id: str | None, tree: Any, blobs: dict[str, Any]
@@ -240,30 +212,6 @@ class Thread:
             return tree
         patch = diff(predicted(self._checkpoint_tree(parent), blobs), tree)
         return tree if patch is None else {**patch, "of": parent.seq}
-
-    def _refer(self, value: Any, tree: Any) -> Any:
-        """``tree`` (of ``value``) to store, objects stored recently replaced by references.
-
-        An object this thread stored recently — a message a task wrote, then found in the
-        channel, or the other way round — becomes ``{"$lg": "at", "r": [seq, key, ...]}``
-        (where it is in that event's data) plus the constructor fields that changed since
-        (``"set"``: ``add_messages`` gives a message its ``id`` in place), when those rebuild
-        ``tree`` exactly.
-        """
-        key = id(value)
-        found = next((known[key] for known in self._stored if key in known), None)
-        if found is not None and found.value is value:
-            fields = field_changes(found.tree, tree)
-            if fields is not None:
-                ref: dict[str, Any] = {"$lg": "at", "r": found.path}
-                if fields:
-                    ref["set"] = self._share(fields)
-                return ref
-        if type(value) is list and isinstance(tree, list) and len(tree) == len(value):
-            return [self._refer(item, node) for item, node in zip(value, tree, strict=True)]
-        if type(value) is dict and _same_keys(value, tree):
-            return {key: self._refer(value[key], node) for key, node in tree.items()}
-        return self._share(tree)
 
     def put_writes(
         self,
@@ -285,7 +233,7 @@ class Thread:
                 continue  # a retried task writes the same values again
             tree = self._raw(value)
             kept.append((value, tree, ["writes", len(entries), 2]))
-            entries.append([idx, channel, self._refer(value, tree)])
+            entries.append([idx, channel, self._objects.refer(value, tree)])
         if not entries:
             return
         data: dict[str, Any] = {"ns": ns} if ns else {}
@@ -294,24 +242,7 @@ class Thread:
         data.update(task=task_id, path=task_path, writes=entries)
         seq = self._append(WRITES, data)
         for value, tree, path in kept:
-            self._remember(value, tree, [seq, *path])
-
-    def _remember(self, value: Any, tree: Any, path: list[Any]) -> None:
-        """Keep the objects of ``value`` to refer to them later, with where they are stored.
-
-        Only those the serde stored as extension types (messages, models): other values are
-        small or shared as long strings already.
-        """
-        if isinstance(tree, dict) and tree.get("$lg") == "ext":
-            # A long key in the path would be a shared string in the stored data, not a key.
-            if all(not isinstance(key, str) or len(key) < LONG_STRING for key in path):
-                self._stored[0][id(value)] = _Stored(value, tree, path)
-        elif type(value) is list and isinstance(tree, list) and len(tree) == len(value):
-            for index, item in enumerate(value):
-                self._remember(item, tree[index], [*path, index])
-        elif type(value) is dict and _same_keys(value, tree):
-            for key, item in value.items():
-                self._remember(item, tree[key], [*path, key])
+            self._objects.remember(value, tree, [seq, *path])
 
     def remove(self, checkpoints: Sequence[tuple[str, str]]) -> None:
         """Take checkpoints out of the thread's view durably (one event)."""
@@ -426,23 +357,10 @@ class Thread:
         return cached[1]
 
     def _resolved(self, tree: Any) -> Any:
-        """``tree`` with every reference to an object stored before replaced by its tree."""
-        if isinstance(tree, list):
-            return [self._resolved(item) for item in tree]
-        if not isinstance(tree, dict):
-            return tree
-        kind = tree.get("$lg")
-        if kind == "at":
-            seq, *path = tree["r"]
-            target = self.session.event_at(seq).data
-            for key in path:
-                target = target[key]
-            fields = tree.get("set")
-            found = self._resolved(target)
-            return with_fields(found, resolve_strings(fields, self._string)) if fields else found
-        if kind is None:
-            return {key: self._resolved(item) for key, item in tree.items()}
-        return tree  # an escape of the codec: holds no references
+        return resolved(tree, self._event_data, self._string)
+
+    def _event_data(self, seq: int) -> Any:
+        return self.session.event_at(seq).data
 
     def _data(self, record: CheckpointRecord) -> Any:
         return self.session.event_at(record.seq).data
