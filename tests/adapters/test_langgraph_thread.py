@@ -92,11 +92,58 @@ def test_a_message_a_task_wrote_is_stored_once_as_a_reference() -> None:
     result.id = "assigned"  # what add_messages does before the checkpoint is put
     driver.put([result])
     (item,) = driver.last_blob()["items"]
-    assert item["$lg"] == "w"
+    assert item["$lg"] == "at"
     assert dict(item["set"]) == {"id": "assigned"}
     restored = driver.read()
     assert restored.checkpoint["channel_values"]["messages"] == [result]
     assert restored.pending_writes == []  # the writes belong to the previous checkpoint
+
+
+def test_a_task_write_stored_after_the_checkpoint_holding_it_refers_to_the_checkpoint() -> None:
+    # LangGraph stores a task's writes in a background thread: they may come after the next
+    # checkpoint, which then holds the message first.
+    driver = _Driver()
+    driver.put([])
+    earlier = driver.config()
+    result = ToolMessage(content="x" * 300, tool_call_id="c1", id="t1")
+    driver.put([result])
+    driver.thread.put_writes(earlier, [("messages", [result])], "task", "")
+    (entry,) = driver.thread.session.events[-1].data["writes"]
+    (item,) = entry[2]
+    assert item == {
+        "$lg": "at",
+        "r": [driver.thread.session.events[-2].seq, "blobs", "messages", "items", 0],
+    }
+    found = driver.thread.get("", earlier["configurable"]["checkpoint_id"])
+    assert found is not None
+    restored = driver.thread.checkpoint_tuple("", *found, earlier)
+    assert restored.pending_writes == [("task", "messages", [result])]
+
+
+def test_a_message_in_an_input_value_is_stored_once() -> None:
+    driver = _Driver()
+    question = HumanMessage(content="q" * 300, id="h1")
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"__start__": {"messages": [question]}}
+    checkpoint["channel_versions"] = {"__start__": 1}
+    driver.thread.put(driver.config(), checkpoint, {"step": -1}, {"__start__": 1})
+    driver.parent = checkpoint["id"]
+    driver.version = 1
+    driver.put([question])
+    (item,) = driver.last_blob()["items"]
+    assert item["r"][1:] == ["blobs", "__start__", "value", "messages", 0]
+    assert driver.read().checkpoint["channel_values"]["messages"] == [question]
+
+
+def test_a_patch_leaves_out_the_versions_and_updated_channels_the_blobs_predict() -> None:
+    driver = _Driver()
+    driver.put([])
+    driver.put([AIMessage(content="a", id="a1")])
+    patch = driver.thread.session.events[-1].data["checkpoint"]
+    assert patch["$lg"] == "patch"
+    assert "channel_versions" not in patch["set"]
+    restored = driver.read().checkpoint
+    assert restored["channel_versions"] == {"messages": 2}
 
 
 def test_checkpoints_are_patches_of_their_parent_up_to_a_bounded_depth() -> None:

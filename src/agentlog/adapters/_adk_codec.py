@@ -20,6 +20,8 @@ from typing import Any, Literal
 import orjson
 from google.adk.events.event import Event
 
+from agentlog.adapters._adk_build import build
+
 __all__ = [
     "Kind",
     "blocks",
@@ -250,4 +252,4 @@ def decode(data: Mapping[str, Any], lookup: Lookup) -> Event:
     manifest = data.get("adkStripped")
     if manifest:
         payload = restore(payload, manifest, lookup)
-    return Event.model_validate_json(orjson.dumps(payload))
+    return build(payload)

@@ -8,6 +8,8 @@ not used otherwise:
   ``{"$lg": "patch", "set": {...}, "unset": [...]}`` against the parent's tree; a nested dict
   that changed is itself a patch (without ``"of"``). The caller adds ``"of"``: the seq of the
   event holding the base.
+  The patch is taken against the parent as ``predicted`` from the event's blobs (the new
+  channel versions, the channels updated), so it holds only what the blobs do not say.
 * ``with_fields`` — a message that reaches the channel is usually the very object a task wrote,
   but ``add_messages`` gave it an ``id`` on the way: the channel's copy is stored as a reference
   to the write plus the constructor fields that differ (``"set"``).
@@ -19,7 +21,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["diff", "field_changes", "patched", "with_fields"]
+__all__ = ["diff", "field_changes", "patched", "predicted", "with_fields"]
 
 MARK: Final = "$lg"
 
@@ -71,6 +73,31 @@ def patched(old: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         if key not in old:
             result[key] = value
     return result
+
+
+def predicted(parent: Any, blobs: dict[str, Any]) -> Any:
+    """The checkpoint tree a child of ``parent`` most likely has, given the child's blobs.
+
+    LangGraph's ``put`` hands the new version of every channel a step wrote (``new_versions``,
+    stored as the blobs' ``"v"``), so the child's ``channel_versions`` are the parent's updated
+    with them, and its ``updated_channels`` are the written channels that hold a value, sorted.
+    A guess only: ``diff`` against it records whatever differs, and the reader makes the same
+    guess from the same blobs.
+    """
+    if not _plain(parent):
+        return parent
+    guess = dict(parent)
+    versions = parent.get("channel_versions")
+    if _plain(versions):
+        guess["channel_versions"] = {
+            **versions,
+            **{channel: blob["v"] for channel, blob in blobs.items()},
+        }
+    if "updated_channels" in parent:
+        guess["updated_channels"] = sorted(
+            channel for channel, blob in blobs.items() if not blob.get("empty")
+        )
+    return guess
 
 
 def with_fields(tree: Any, fields: dict[str, Any]) -> Any:

@@ -12,9 +12,11 @@ checkpoint in log order, and a checkpoint's ``id`` when its tree holds it.
   one blob per channel of ``new_versions``: ``{"v": version, "value": tree}``,
   ``{"v": version, "empty": true}``, a list value item by item ``{"v": version, "items":
   [...]}``, or — when the list extends a list this thread stores (the ``add_messages``
-  pattern) — only its new items ``{"v": version, "base": base_version, "items": [...]}``. An
-  item may be a reference to the pending write it came from: ``{"$lg": "w", "r": [seq,
-  position, index], "set": {...}}``;
+  pattern) — only its new items ``{"v": version, "base": base_version, "items": [...]}``. A
+  patch is taken against the parent as the blobs predict it (``_langgraph_delta.predicted``);
+* in any value tree, an object (a message) stored by a recent event of the thread may be a
+  reference to it, ``{"$lg": "at", "r": [seq, key, ...], "set": {...}}``: the path of its tree
+  in that event's data, plus constructor fields changed since;
 * ``langgraph/writes`` ``{ns, checkpoint, task, path, writes: [[idx, channel, tree], ...]}`` —
   ``put_writes``;
 * ``langgraph/removed`` ``{checkpoints: [[ns, id], ...]}`` — ``prune`` / ``delete_for_runs``:

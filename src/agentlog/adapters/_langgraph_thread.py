@@ -8,9 +8,11 @@ the new items of a list channel that extends the list it held before (linear sto
 
 Three ways keep a thread's bytes near the raw size of its messages, each checked to rebuild
 the value exactly and skipped otherwise: a list channel stores only the items it gained; an
-item that is the very object a task wrote in the same step is a reference to that write (plus
-the fields ``add_messages`` changed on it, such as a new ``id``); a checkpoint is a patch of its
-parent's. Long strings are shared between events by ``_langgraph_codec``.
+object stored by a recent event — a message a task wrote, found again in the channel, or the
+other way round when LangGraph stores the write after the checkpoint — is a reference to where
+it is stored (plus the fields ``add_messages`` changed on it, such as a new ``id``); a
+checkpoint is a patch of its parent's as the new channel versions predict it. Long strings are
+shared between events by ``_langgraph_codec``.
 
 A list counts as extending the previous one when each of the previous items is the very same
 object at the same index, with the same ``id`` attribute (``add_messages`` assigns missing ids
@@ -42,7 +44,11 @@ from agentlog.adapters._langgraph_codec import (
     resolve_strings,
     share_strings,
 )
-from agentlog.adapters._langgraph_delta import diff, field_changes, patched, with_fields
+from agentlog.adapters._langgraph_delta import (
+    diff,
+    patched,
+    predicted,
+)
 from agentlog.adapters._langgraph_index import (
     CHECKPOINT,
     MAX_DEPTH,
@@ -52,6 +58,7 @@ from agentlog.adapters._langgraph_index import (
     ThreadIndex,
     checkpoint_id_of,
 )
+from agentlog.adapters._langgraph_refs import StoredObjects, resolved
 from agentlog.session import Session
 from agentlog.stores.restore import collector_paused
 
@@ -112,19 +119,6 @@ class _Known:
         return all(getattr(items[index], "id", None) is None for index in self.anonymous)
 
 
-class _Written:
-    """A value written by a task since the last checkpoint, kept to refer to it."""
-
-    __slots__ = ("index", "position", "seq", "tree", "value")
-
-    def __init__(self, value: Any, tree: Any, seq: int, position: int, index: int | None):
-        self.value = value  # held so that its id() is not reused while it is looked up
-        self.tree = tree
-        self.seq = seq
-        self.position = position
-        self.index = index
-
-
 class Thread:
     """A LangGraph thread stored as one agentlog session.
 
@@ -138,7 +132,7 @@ class Thread:
         self.serde = serde
         self.index = ThreadIndex()
         self._known: dict[tuple[str, str], _Known] = {}
-        self._written: dict[int, _Written] = {}
+        self._objects = StoredObjects(self._share)
         self._trees: dict[int, Any] = {}
         self._bytes: dict[int, tuple[Any, bytes | None]] = {}
         self._metadata: dict[int, Any] = {}
@@ -162,6 +156,7 @@ class Thread:
         values: dict[str, Any] = rest.pop("channel_values")  # type: ignore[assignment]
         blobs: dict[str, Any] = {}
         known: dict[tuple[str, str], _Known] = {}
+        stored: list[tuple[Any, Any, list[Any]]] = []
         for channel, version in new_versions.items():
             blob: dict[str, Any] = {"v": version}
             if channel not in values:
@@ -176,46 +171,47 @@ class Thread:
                 ):
                     blob["base"] = previous.version
                     start = len(previous.items)
-                blob["items"] = [self._item(item) for item in value[start:]]
+                items = []
+                for index, item in enumerate(value[start:]):
+                    tree = self._raw(item)
+                    items.append(self._objects.refer(item, tree))
+                    stored.append((item, tree, ["blobs", channel, "items", index]))
+                blob["items"] = items
                 known[(ns, channel)] = _Known(version, value, previous if start else None)
             else:
-                blob["value"] = self._share(self._raw(value))
+                tree = self._raw(value)
+                blob["value"] = self._objects.refer(value, tree)
+                stored.append((value, tree, ["blobs", channel, "value"]))
             blobs[channel] = blob
         data: dict[str, Any] = {"ns": ns} if ns else {}
         if parent_id != self.index.last_id.get(ns):
             data["parent"] = parent_id
-        data["checkpoint"] = self._share(self._checkpoint_field(ns, parent_id, self._raw(rest)))
+        data["checkpoint"] = self._share(
+            self._checkpoint_field(ns, parent_id, self._raw(rest), blobs)
+        )
         if checkpoint_id_of(data) != checkpoint["id"]:
             data = {"id": checkpoint["id"], **data}
         data["metadata"] = self._share(self._raw(get_checkpoint_metadata(config, metadata)))
         data["blobs"] = blobs
-        self._append(CHECKPOINT, data)
+        seq = self._append(CHECKPOINT, data)
         self._known.update(known)
-        self._written.clear()
+        self._objects.next_generation()
+        for value, tree, path in stored:
+            self._objects.remember(value, tree, [seq, *path])
 
-    def _checkpoint_field(self, ns: str, parent_id: str | None, tree: Any) -> Any:
-        """``tree``, or a patch of the parent checkpoint's tree when one rebuilds it exactly."""
+    def _checkpoint_field(
+        self, ns: str, parent_id: str | None, tree: Any, blobs: dict[str, Any]
+    ) -> Any:
+        """``tree``, or a patch that rebuilds it exactly from the parent checkpoint's tree.
+
+        The patch is taken against the parent as the event's ``blobs`` predict the child
+        (``predicted``), so the new channel versions are not stored twice.
+        """
         parent = self.index.checkpoints.get(ns, {}).get(parent_id) if parent_id else None
         if parent is None or parent.depth >= MAX_DEPTH:
             return tree
-        patch = diff(self._checkpoint_tree(parent), tree)
+        patch = diff(predicted(self._checkpoint_tree(parent), blobs), tree)
         return tree if patch is None else {**patch, "of": parent.seq}
-
-    def _item(self, item: Any) -> Any:
-        """A new list item: a reference to the task write it is, or its tree."""
-        tree = self._raw(item)
-        written = self._written.get(id(item))
-        if written is not None and written.value is item:
-            fields = field_changes(written.tree, tree)
-            if fields is not None:
-                ref: dict[str, Any] = {
-                    "$lg": "w",
-                    "r": [written.seq, written.position, written.index],
-                }
-                if fields:
-                    ref["set"] = self._share(fields)
-                return ref
-        return self._share(tree)
 
     def put_writes(
         self,
@@ -229,28 +225,24 @@ class Thread:
         ns = configurable.get("checkpoint_ns", "")
         checkpoint_id = configurable["checkpoint_id"]
         stored = self.index.writes.get((ns, checkpoint_id), {})
-        seq = self.session.seq
         entries: list[list[Any]] = []
+        kept: list[tuple[Any, Any, list[Any]]] = []
         for position, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, position)
             if idx >= 0 and (task_id, idx) in stored:
                 continue  # a retried task writes the same values again
             tree = self._raw(value)
-            self._remember(value, tree, seq, len(entries))
-            entries.append([idx, channel, self._share(tree)])
+            kept.append((value, tree, ["writes", len(entries), 2]))
+            entries.append([idx, channel, self._objects.refer(value, tree)])
         if not entries:
             return
         data: dict[str, Any] = {"ns": ns} if ns else {}
         if checkpoint_id != self.index.last_id.get(ns):
             data["checkpoint"] = checkpoint_id
         data.update(task=task_id, path=task_path, writes=entries)
-        self._append(WRITES, data)
-
-    def _remember(self, value: Any, tree: Any, seq: int, position: int) -> None:
-        self._written[id(value)] = _Written(value, tree, seq, position, None)
-        if type(value) is list and isinstance(tree, list) and len(tree) == len(value):
-            for index, item in enumerate(value):
-                self._written[id(item)] = _Written(item, tree[index], seq, position, index)
+        seq = self._append(WRITES, data)
+        for value, tree, path in kept:
+            self._objects.remember(value, tree, [seq, *path])
 
     def remove(self, checkpoints: Sequence[tuple[str, str]]) -> None:
         """Take checkpoints out of the thread's view durably (one event)."""
@@ -263,9 +255,10 @@ class Thread:
     def _share(self, tree: Any) -> Any:
         return share_strings(tree, self.index.strings)
 
-    def _append(self, event_type: str, data: dict[str, Any]) -> None:
+    def _append(self, event_type: str, data: dict[str, Any]) -> int:
         event = self.session.append(event_type, data, ignorable=True)
         self.index.apply(event)
+        return event.seq
 
     # --- reading ------------------------------------------------------------------------
 
@@ -315,10 +308,11 @@ class Thread:
         """The whole tree of a stored checkpoint (patches applied, strings resolved)."""
         tree = self._trees.get(record.seq)
         if tree is None:
-            stored = resolve_strings(self._data(record)["checkpoint"], self._string)
+            data = self._data(record)
+            stored = resolve_strings(data["checkpoint"], self._string)
             if isinstance(stored, dict) and stored.get("$lg") == "patch":
-                base = self.index.by_seq[stored["of"]]
-                stored = patched(self._checkpoint_tree(base), stored)
+                base = self._checkpoint_tree(self.index.by_seq[stored["of"]])
+                stored = patched(predicted(base, data["blobs"]), stored)
             tree = self._trees[record.seq] = stored
         return tree
 
@@ -327,20 +321,16 @@ class Thread:
         ordered = sorted(stored.items(), key=lambda kv: writes_sort_key(kv[1].path, *kv[0]))
         writes = []
         for _, write in ordered:
-            tree = self._write_tree(write.seq, write.position, None)
-            writes.append((write.task, write.channel, self._decode(tree)))
+            tree = self.session.event_at(write.seq).data["writes"][write.position][2]
+            writes.append((write.task, write.channel, self._decode(self._resolved(tree))))
         return writes
-
-    def _write_tree(self, seq: int, position: int, index: int | None) -> Any:
-        tree = self.session.event_at(seq).data["writes"][position][2]
-        return tree if index is None else tree[index]
 
     def _value(self, ns: str, channel: str, version: Any) -> Any:
         chain = self.index.chain(self.session, ns, channel, version)
         if chain is None or chain[0].get("empty"):
             return _MISSING
         if "value" in chain[0]:
-            return self._decode(chain[0]["value"])
+            return self._decode(self._resolved(chain[0]["value"]))
         trees = [tree for blob in chain for tree in blob["items"]]
         packed = [self._packed(tree) for tree in trees]
         with collector_paused():  # many small acyclic objects: nothing for the collector
@@ -350,7 +340,7 @@ class Thread:
                 whole = _array_header(len(packed)) + b"".join(packed)  # type: ignore[arg-type]
                 items = self.serde.loads_typed(("msgpack", whole))
             else:
-                items = [self._decode(self._item_tree(tree)) for tree in trees]
+                items = [self._decode(self._resolved(tree)) for tree in trees]
         self._known[(ns, channel)] = _Known(version, items)
         return items
 
@@ -362,19 +352,15 @@ class Thread:
         """
         cached = self._bytes.get(id(tree))
         if cached is None or cached[0] is not tree:
-            type_, data = decode_tree(self._item_tree(tree), self._string)
+            type_, data = decode_tree(self._resolved(tree), self._string)
             cached = self._bytes[id(tree)] = (tree, data if type_ == "msgpack" else None)
         return cached[1]
 
-    def _item_tree(self, tree: Any) -> Any:
-        if isinstance(tree, dict) and tree.get("$lg") == "w":
-            seq, position, index = tree["r"]
-            written = self._write_tree(seq, position, index)
-            fields = tree.get("set")
-            return (
-                with_fields(written, resolve_strings(fields, self._string)) if fields else written
-            )
-        return tree
+    def _resolved(self, tree: Any) -> Any:
+        return resolved(tree, self._event_data, self._string)
+
+    def _event_data(self, seq: int) -> Any:
+        return self.session.event_at(seq).data
 
     def _data(self, record: CheckpointRecord) -> Any:
         return self.session.event_at(record.seq).data

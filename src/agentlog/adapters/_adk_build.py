@@ -1,0 +1,189 @@
+"""ADK ``Event`` objects rebuilt from the dumps agentlog wrote, without validating them again.
+
+Every carried dump was made by ``Event.model_dump(mode="json")`` of a valid event and checked
+at write time to read back equal (``_adk_codec.event_payload``). For the common shapes — text,
+function calls and responses, plain state deltas — validating it again on every read only
+repeats that work (ADK's and google-genai's validators cost ~50 µs an event). ``build`` makes
+those shapes with ``model_construct``, nested models included, where each value already has the
+exact type validation would give it; any other shape (another field, another type, an enum, a
+base64 ``bytes`` field) falls back to ``Event.model_validate_json``, so the result is always
+equal to what validation returns.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from typing import Any, Final, cast
+
+import orjson
+from google.adk.events.event import Event
+from google.adk.events.event_actions import EventActions
+from google.genai import types
+from pydantic import BaseModel
+
+from agentlog.values import thaw
+
+__all__ = ["build"]
+
+
+class _Untrusted(Exception):
+    """A value outside the shapes ``build`` constructs: validate the dump instead."""
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise _Untrusted
+    return value
+
+
+def _flag(value: Any) -> bool:
+    if type(value) is not bool:
+        raise _Untrusted
+    return value
+
+
+def _number(value: Any) -> float:
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return float(value)  # JSON wrote a whole float as an integer; validation converts it
+    raise _Untrusted
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _Untrusted
+    return cast(dict[str, Any], thaw(value))  # a JSON object thaws to a dict
+
+
+def _ids(value: Any) -> set[str] | None:
+    """``long_running_tool_ids``: a set, dumped as a sorted list (or ``None``)."""
+    if value is None:
+        return None
+    if isinstance(value, str | bytes | Mapping) or not hasattr(value, "__iter__"):
+        raise _Untrusted
+    return {_text(item) for item in value}
+
+
+Field = Callable[[Any], Any]
+
+
+_IMMUTABLE: Final = (type(None), bool, int, float, str, bytes, tuple, frozenset)
+
+
+def _model(cls: type[BaseModel], fields: Mapping[str, Field]) -> Field:
+    """A builder of ``cls`` from a dump with only ``fields`` (each converted by its builder).
+
+    What ``cls.model_construct(**values)`` does, with the defaults worked out once: the
+    immutable ones shared, the others (factories, mutable defaults) made per instance.
+    """
+    template: dict[str, Any] = {}  # every field in field order, as validation fills __dict__
+    made: dict[str, Callable[[], Any]] = {}  # defaults made afresh for each instance
+    for name, info in cls.model_fields.items():
+        factory = info.default_factory
+        if info.is_required():
+            template[name] = _Untrusted  # a placeholder the dump must replace
+        elif factory is None and isinstance(info.default, _IMMUTABLE):
+            template[name] = info.default
+        elif factory is not None and not info.default_factory_takes_validated_data:
+            template[name] = None
+            if isinstance(factory, type) and issubclass(factory, BaseModel):
+                # A model made with no arguments (``EventActions()``) is built, not validated.
+                made[name] = functools.partial(_model(factory, {}), {})
+            else:
+                made[name] = cast(Callable[[], Any], factory)
+        else:
+            template[name] = None
+            made[name] = functools.partial(info.get_default, call_default_factory=True)
+    required = [name for name, value in template.items() if value is _Untrusted]
+    nullable = frozenset(name for name, info in cls.model_fields.items() if info.default is None)
+    post_init = bool(cls.__pydantic_post_init__)
+    new = cls.__new__
+    setattr_ = object.__setattr__
+
+    def build(value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise _Untrusted
+        values = template.copy()
+        for name, make in made.items():
+            if name not in value:
+                values[name] = make()
+        for key, item in value.items():
+            convert = fields.get(key)
+            if convert is not None:
+                values[key] = convert(item)
+            elif item is None and key in nullable:
+                values[key] = None  # a field at its default None that a serializer kept
+            else:
+                raise _Untrusted
+        if required and any(values[name] is _Untrusted for name in required):
+            raise _Untrusted
+        model = new(cls)
+        setattr_(model, "__dict__", values)
+        setattr_(model, "__pydantic_fields_set__", set(value))
+        setattr_(model, "__pydantic_extra__", None)
+        setattr_(model, "__pydantic_private__", None)
+        if post_init:
+            model.model_post_init(None)
+        return model
+
+    return build
+
+
+def _list(item: Field) -> Field:
+    def build(value: Any) -> list[Any]:
+        if isinstance(value, str | bytes | Mapping) or not hasattr(value, "__iter__"):
+            raise _Untrusted
+        return [item(entry) for entry in value]
+
+    return build
+
+
+_FUNCTION_CALL: Final = _model(types.FunctionCall, {"id": _text, "name": _text, "args": _object})
+_FUNCTION_RESPONSE: Final = _model(
+    types.FunctionResponse, {"id": _text, "name": _text, "response": _object}
+)
+_PART: Final = _model(
+    types.Part,
+    {
+        "text": _text,
+        "thought": _flag,
+        "function_call": _FUNCTION_CALL,
+        "function_response": _FUNCTION_RESPONSE,
+    },
+)
+_CONTENT: Final = _model(types.Content, {"role": _text, "parts": _list(_PART)})
+_ACTIONS: Final = _model(
+    EventActions,
+    {
+        "state_delta": _object,
+        "skip_summarization": _flag,
+        "transfer_to_agent": _text,
+        "escalate": _flag,
+    },
+)
+_EVENT: Final = _model(
+    Event,
+    {
+        "id": _text,
+        "invocation_id": _text,
+        "author": _text,
+        "timestamp": _number,
+        "branch": _text,
+        "long_running_tool_ids": _ids,
+        "partial": _flag,
+        "turn_complete": _flag,
+        "content": _CONTENT,
+        "actions": _ACTIONS,
+    },
+)
+
+
+def build(payload: Mapping[str, Any]) -> Event:
+    """The ADK event of a dump ``_adk_codec.event_payload`` made (equal to validating it)."""
+    try:
+        event: Event = _EVENT(payload)
+    except _Untrusted:
+        return Event.model_validate_json(orjson.dumps(payload))
+    return event

@@ -1,0 +1,123 @@
+"""References to objects a LangGraph thread stored recently, so that each is stored once.
+
+A message reaches the checkpointer more than once: as a task's pending write, then in the
+channel value of the next checkpoint — or the other way round, since LangGraph stores a task's
+writes in a background thread — and an input message also sits in the ``__start__`` channel.
+``StoredObjects`` keeps, for the events of the last few checkpoints, every object the serde
+stored as an extension type (a message, a model) with where its tree is in the event's data; an
+object stored again becomes ``{"$lg": "at", "r": [seq, key, ...], "set": {...}}``: that path
+plus the constructor fields changed since (``add_messages`` gives a message its ``id`` in
+place), used only when those rebuild the new tree exactly. ``resolved`` follows the
+references back.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final
+
+from agentlog.adapters._langgraph_codec import LONG_STRING, Resolve, resolve_strings
+from agentlog.adapters._langgraph_delta import field_changes, with_fields
+
+__all__ = ["GENERATIONS", "StoredObjects", "resolved"]
+
+GENERATIONS: Final = 4
+"""Objects stored by the last this many checkpoints (and the writes between them) are
+referred to when stored again: LangGraph's writes may reach the checkpointer after the next
+checkpoint or two that contain them."""
+
+
+def _same_keys(value: dict[Any, Any], tree: Any) -> bool:
+    """Whether ``tree`` is the plain JSON object the serde made of dict ``value``, key by key."""
+    return (
+        isinstance(tree, dict)
+        and "$lg" not in tree
+        and len(tree) == len(value)
+        and all(type(key) is str and key in tree for key in value)
+    )
+
+
+class _Stored:
+    """A serialized object stored recently."""
+
+    __slots__ = ("path", "tree", "value")
+
+    def __init__(self, value: Any, tree: Any, path: list[Any]):
+        self.value = value  # held so that its id() is not reused while it is looked up
+        self.tree = tree  # the serde tree it had when stored (before sharing)
+        self.path = path  # [seq, key, ...]: where in that event's data it is
+
+
+class StoredObjects:
+    """The objects a thread stored recently, by identity.
+
+    Args:
+        share: Turns a tree into the one to store (long strings shared with earlier events).
+    """
+
+    def __init__(self, share: Callable[[Any], Any]) -> None:
+        self._share = share
+        self._generations: deque[dict[int, _Stored]] = deque([{}], maxlen=GENERATIONS)
+
+    def refer(self, value: Any, tree: Any) -> Any:
+        """``tree`` (of ``value``) to store, objects stored recently replaced by references."""
+        key = id(value)
+        found = next((known[key] for known in self._generations if key in known), None)
+        if found is not None and found.value is value:
+            fields = field_changes(found.tree, tree)
+            if fields is not None:
+                ref: dict[str, Any] = {"$lg": "at", "r": found.path}
+                if fields:
+                    ref["set"] = self._share(fields)
+                return ref
+        if type(value) is list and isinstance(tree, list) and len(tree) == len(value):
+            return [self.refer(item, node) for item, node in zip(value, tree, strict=True)]
+        if type(value) is dict and _same_keys(value, tree):
+            return {key: self.refer(value[key], node) for key, node in tree.items()}
+        return self._share(tree)
+
+    def remember(self, value: Any, tree: Any, path: list[Any]) -> None:
+        """Keep the objects of ``value`` (stored at ``path``: ``[seq, key, ...]``) to refer to.
+
+        Only those the serde stored as extension types (messages, models): other values are
+        small or shared as long strings already.
+        """
+        if isinstance(tree, dict) and tree.get("$lg") == "ext":
+            # A long key in the path would be a shared string in the stored data, not a key.
+            if all(not isinstance(key, str) or len(key) < LONG_STRING for key in path):
+                self._generations[0][id(value)] = _Stored(value, tree, path)
+        elif type(value) is list and isinstance(tree, list) and len(tree) == len(value):
+            for index, item in enumerate(value):
+                self.remember(item, tree[index], [*path, index])
+        elif type(value) is dict and _same_keys(value, tree):
+            for key, item in value.items():
+                self.remember(item, tree[key], [*path, key])
+
+    def next_generation(self) -> None:
+        """Start the objects of a new checkpoint; those of the oldest one are forgotten."""
+        self._generations.appendleft({})
+
+
+def resolved(tree: Any, data_at: Callable[[int], Any], string: Resolve) -> Any:
+    """``tree`` with every reference replaced by the tree it names.
+
+    ``data_at(seq)`` is the data of event ``seq``; ``string`` resolves the shared strings of
+    changed fields.
+    """
+    if isinstance(tree, list):
+        return [resolved(item, data_at, string) for item in tree]
+    if not isinstance(tree, dict):
+        return tree
+    kind = tree.get("$lg")
+    if kind == "at":
+        seq, *path = tree["r"]
+        target = data_at(seq)
+        for key in path:
+            target = target[key]
+        found = resolved(target, data_at, string)
+        fields = tree.get("set")
+        return with_fields(found, resolve_strings(fields, string)) if fields else found
+    if kind is None:
+        return {key: resolved(item, data_at, string) for key, item in tree.items()}
+    return tree  # an escape of the codec: holds no references

@@ -1,0 +1,54 @@
+"""References to recently stored objects: made only for the same object, followed back exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentlog.adapters._langgraph_refs import GENERATIONS, StoredObjects, resolved
+
+
+class _Message:
+    """Any object; the trees below stand for what the serde made of it."""
+
+
+def _ext(content: str, **fields: Any) -> dict[str, Any]:
+    return {"$lg": "ext", "c": 5, "d": ["m", "Message", {"content": content, **fields}, "v"]}
+
+
+def _no_strings(seq: int, index: int) -> str:
+    raise AssertionError("no shared strings here")
+
+
+def test_the_same_object_becomes_a_path_and_resolves_to_its_tree() -> None:
+    objects = StoredObjects(lambda tree: tree)
+    message, other = _Message(), _Message()
+    written = {"messages": [_ext("hi", id=None)]}
+    objects.remember({"messages": [message]}, written, [7, "blobs", "in", "value"])
+    objects.next_generation()
+    changed = _ext("hi", id="a1")
+    stored = objects.refer([message, other], [changed, _ext("new")])
+    assert stored == [
+        {"$lg": "at", "r": [7, "blobs", "in", "value", "messages", 0], "set": {"id": "a1"}},
+        _ext("new"),
+    ]
+    events = {7: {"blobs": {"in": {"value": written}}}}
+    assert resolved(stored, events.__getitem__, _no_strings) == [changed, _ext("new")]
+
+
+def test_an_object_is_forgotten_after_the_last_generations() -> None:
+    objects = StoredObjects(lambda tree: tree)
+    message = _Message()
+    objects.remember(message, _ext("hi"), [1, "writes", 0, 2])
+    for _ in range(GENERATIONS - 1):
+        objects.next_generation()
+    assert objects.refer(message, _ext("hi"))["$lg"] == "at"
+    objects.next_generation()
+    assert objects.refer(message, _ext("hi")) == _ext("hi")
+
+
+def test_a_tree_no_field_change_rebuilds_is_stored_whole() -> None:
+    objects = StoredObjects(lambda tree: tree)
+    message = _Message()
+    objects.remember(message, _ext("hi"), [1, "writes", 0, 2])
+    other_class = {"$lg": "ext", "c": 5, "d": ["m", "Other", {"content": "hi"}, "v"]}
+    assert objects.refer(message, other_class) == other_class
