@@ -16,7 +16,7 @@ import typer
 from agentlog.cli.common import StoreOption, opened, reported, session_store
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores import MigrationPlan, Store
-from agentlog.stores._jsonl_layout import log_name
+from agentlog.stores.jsonl.layout import log_name
 
 __all__ = ["describe", "migrate", "migrated_location"]
 
