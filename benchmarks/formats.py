@@ -39,7 +39,7 @@ from agentlog.formats import (
     migrate,
     pack_chunk_runs,
 )
-from agentlog.stores._jsonl_layout import session_dir
+from agentlog.stores.jsonl.layout import session_dir
 from benchmarks._harness import (
     Benchmark,
     Figure,

@@ -54,7 +54,9 @@ from pathlib import Path
 from typing import Any
 
 import agentlog.stores._durable_files
-import agentlog.stores.jsonl
+import agentlog.stores.jsonl.backend
+import agentlog.stores.jsonl.cut
+import agentlog.stores.jsonl.lease
 from agentlog import Event, Session, tool_pairing_balanced_after, tool_pairing_balanced_before
 from agentlog import messages as m
 from agentlog.errors import SessionNotFound
@@ -322,7 +324,12 @@ def _arm(store: Store, wire: _Tripwire | None) -> Callable[[], None]:
         return lambda: None
     audited = _AuditedOs(wire)
     # The modules' global ``os``, for this process: the backend and its durable-file steps.
-    for module in (agentlog.stores.jsonl, agentlog.stores._durable_files):
+    for module in (
+        agentlog.stores.jsonl.backend,
+        agentlog.stores.jsonl.cut,
+        agentlog.stores.jsonl.lease,
+        agentlog.stores._durable_files,
+    ):
         vars(module)["os"] = audited
     return audited.check_synced
 

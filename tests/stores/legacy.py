@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 
 from agentlog.formats import pack_chunk_runs
-from agentlog.stores._jsonl_layout import session_dir
-from agentlog.stores._zstd_frames import encode_frame
+from agentlog.stores.jsonl.frames import encode_frame
+from agentlog.stores.jsonl.layout import session_dir
 
 __all__ = ["CWD", "TIME", "format_0_log", "write_log"]
 

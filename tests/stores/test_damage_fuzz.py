@@ -30,7 +30,7 @@ import pytest
 
 from agentlog import AgentlogError, check_invariants
 from agentlog.stores import Store, open_store
-from agentlog.stores._zstd_frames import decode_frames, encode_frame, scan_frames
+from agentlog.stores.jsonl.frames import decode_frames, encode_frame, scan_frames
 from tests.agent_logs import grow_agent_session
 from tests.stores.contract import CLOCK
 

@@ -34,8 +34,8 @@ from agentlog.errors import (
     StoreError,
 )
 from agentlog.stores import Backend, Store, open_backend, open_store
-from agentlog.stores._jsonl_layout import encode_segment
-from agentlog.stores._zstd_frames import decode_frames, encode_frame, scan_frames
+from agentlog.stores.jsonl.frames import decode_frames, encode_frame, scan_frames
+from agentlog.stores.jsonl.layout import encode_segment
 from agentlog.values import dumps
 from tests.agent_logs import grow_agent_session
 from tests.stores.contract import (

@@ -20,7 +20,7 @@ from agentlog.cli.common import StoreOption, opened, reported, session_store
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores import MigrationPlan, Store
 from agentlog.stores import migrate_store as upgrade_schema
-from agentlog.stores._jsonl_layout import log_name
+from agentlog.stores.jsonl.layout import log_name
 
 __all__ = ["describe", "migrate", "migrate_store", "migrated_location"]
 

@@ -8,6 +8,7 @@ from agentlog.errors import CorruptLog, SessionNotFound
 from agentlog.session import Session
 from agentlog.stores.base import Backend
 from agentlog.stores.jsonl import JsonlBackend
+from agentlog.stores.jsonl.find import first_line
 from agentlog.stores.read_only import ReadOnlyBackend
 from agentlog.stores.store import Store
 from agentlog.values import loads
@@ -21,7 +22,7 @@ class TranscriptFile(JsonlBackend):
     def __init__(self, file: Path) -> None:
         super().__init__(file.parent, compressed=file.name.endswith(".zstd"), url=f"file:{file}")
         self.file = file
-        line = self._first_line(file)
+        line = first_line(file, compressed=self.compressed)
         try:
             header = loads(line)
         except ValueError:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlog.stores._jsonl_layout import encode_segment, log_name, project_key, session_dir
+from agentlog.stores.jsonl.layout import encode_segment, log_name, project_key, session_dir
 
 
 @pytest.mark.parametrize(

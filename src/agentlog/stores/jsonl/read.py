@@ -2,7 +2,7 @@
 
 Implements spec/persistence.md §3.5 for both encodings. Plain transcripts are scanned line by
 line and split into committed events and a torn tail by the shared rule of
-``agentlog.stores.recovery``. Compressed transcripts are stricter: every line inside a complete,
+``agentlog.stores.jsonl.torn``. Compressed transcripts are stricter: every line inside a complete,
 checksummed frame must be good, and only a frame cut off by EOF is torn; its complete lines are
 recovered.
 """
@@ -15,23 +15,23 @@ from typing import Any, BinaryIO, Final
 
 from agentlog.errors import CorruptLog
 from agentlog.formats import FORMAT_VERSION, ROW_TYPES, MalformedChunkRow, decode_storage_record
-from agentlog.stores._jsonl_codec import decode_current_line, decode_event_line, header_problem
-from agentlog.stores._zstd_frames import (
+from agentlog.stores.base import TornTail
+from agentlog.stores.jsonl.codec import decode_current_line, decode_event_line, header_problem
+from agentlog.stores.jsonl.frames import (
     FrameScan,
     decode_frames,
     later_frames,
     recover_torn_frame,
     scan_frames,
 )
-from agentlog.stores.base import TornTail
-from agentlog.stores.recovery import (
+from agentlog.stores.jsonl.torn import (
     Record,
-    check_format_version,
     committed_prefix,
     corruption,
     event_problem,
     well_formed,
 )
+from agentlog.stores.recovery import check_format_version
 from agentlog.values import loads
 
 __all__ = ["read_transcript", "well_formed_lines"]

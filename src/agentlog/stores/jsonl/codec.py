@@ -17,7 +17,7 @@ import orjson
 from agentlog.errors import NotLosslessJson
 from agentlog.events import event_or_record, settle_owned_wire
 from agentlog.session.header import stored_header
-from agentlog.stores.recovery import UNREPRESENTABLE
+from agentlog.stores.jsonl.torn import UNREPRESENTABLE
 from agentlog.values import JsonValue, dumps, is_seq, loads, share_strings
 
 _orjson_loads = orjson.loads

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from agentlog.errors import CorruptLog, FormatVersionError
-from agentlog.stores._jsonl_codec import encode_event_line, encode_header_line
-from agentlog.stores._jsonl_read import Transcript
-from agentlog.stores._jsonl_read import read_transcript as read_file
-from agentlog.stores._zstd_frames import encode_frame
+from agentlog.stores.jsonl.codec import encode_event_line, encode_header_line
+from agentlog.stores.jsonl.frames import encode_frame
+from agentlog.stores.jsonl.read import Transcript
+from agentlog.stores.jsonl.read import read_transcript as read_file
 
 HEADER = {"version": 4, "id": "s1", "createdAt": 0}
 

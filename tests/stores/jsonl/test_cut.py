@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from agentlog.errors import CorruptLog, FormatVersionError, StoreError
-from agentlog.stores._jsonl_codec import encode_event_line, encode_header_line
-from agentlog.stores._jsonl_cut import CutPlan, plan_cut
-from agentlog.stores._jsonl_read import read_transcript
-from agentlog.stores._zstd_frames import decode_frames, encode_frame, scan_frames
+from agentlog.stores.jsonl.codec import encode_event_line, encode_header_line
+from agentlog.stores.jsonl.cut import CutPlan, plan_cut
+from agentlog.stores.jsonl.frames import decode_frames, encode_frame, scan_frames
+from agentlog.stores.jsonl.read import read_transcript
 
 HEADER = {"version": 4, "id": "s1", "createdAt": 0}
 

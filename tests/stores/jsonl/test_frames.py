@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentlog.errors import CorruptLog
-from agentlog.stores._zstd_frames import (
+from agentlog.stores.jsonl.frames import (
     FrameScan,
     decode_frames,
     encode_frame,

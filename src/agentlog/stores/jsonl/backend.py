@@ -1,9 +1,10 @@
-"""``jsonl:///dir`` and ``jsonl+zstd:///dir`` — dsh-compatible transcript files.
+"""``JsonlBackend``: the JSONL store over the modules of its package.
 
 Implements spec/persistence.md §3 for format 4: one directory per session under a project
-directory (``_jsonl_layout``), a transcript of one header line and one event per line
-(``_jsonl_codec``), optionally as one checksummed Zstandard frame per durable batch
-(``_zstd_frames``), and a ``session.lock`` beside it.
+directory (``layout``), a transcript of one header line and one event per line (``codec``),
+optionally as one checksummed Zstandard frame per durable batch (``frames``), and a
+``session.lock`` beside it (``lease``). A crashed writer's torn tail is reported by ``read``
+and cut by ``drop_torn_tail`` (``DropsTornTails``).
 
 Durability: a session becomes visible with its header and first batch at once (written to a
 temporary file, fsynced, published with ``link()``, which never overwrites, then the directory
@@ -21,7 +22,6 @@ import contextlib
 import logging
 import os
 import secrets
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
@@ -37,26 +37,7 @@ from agentlog.stores._durable_files import (
     write_all,
     write_new,
 )
-from agentlog.stores._file_lock import lock_session, unlock_session
-from agentlog.stores._jsonl_codec import (
-    encode_event_line,
-    encode_header_line,
-    header_problem,
-)
-from agentlog.stores._jsonl_cut import plan_cut
-from agentlog.stores._jsonl_find import (
-    check_layout,
-    find_transcript,
-    first_line,
-    generation,
-    glob_escape,
-    transcript_in,
-)
-from agentlog.stores._jsonl_layout import LOCK_NAME, log_name, session_dir
-from agentlog.stores._jsonl_read import read_transcript
-from agentlog.stores._zstd_frames import (
-    encode_frame,
-)
+from agentlog.stores._file_lock import lock_session
 from agentlog.stores.base import (
     Backend,
     Lease,
@@ -67,7 +48,26 @@ from agentlog.stores.base import (
     session_not_found,
     suffix,
 )
-from agentlog.values import JsonValue, loads
+from agentlog.stores.jsonl.codec import (
+    encode_event_line,
+    encode_header_line,
+)
+from agentlog.stores.jsonl.cut import cut_transcript
+from agentlog.stores.jsonl.find import (
+    check_layout,
+    find_transcript,
+    generation,
+    glob_escape,
+    session_info,
+    transcript_in,
+)
+from agentlog.stores.jsonl.frames import (
+    encode_frame,
+)
+from agentlog.stores.jsonl.layout import LOCK_NAME, log_name, session_dir
+from agentlog.stores.jsonl.lease import FileLease
+from agentlog.stores.jsonl.read import read_transcript
+from agentlog.values import JsonValue
 
 if TYPE_CHECKING:
     from agentlog.stores.url import StoreURL
@@ -75,39 +75,6 @@ if TYPE_CHECKING:
 __all__ = ["JsonlBackend"]
 
 _logger = logging.getLogger("agentlog.stores")
-
-
-class _FileLease(Lease):
-    """A held ``flock`` on ``session.lock``, plus the open transcript of the session.
-
-    The lease of a session not stored yet is *unplaced* (``directory`` is ``None``): its
-    directory depends on the header's ``cwd``, so the lock is taken when the first append
-    materializes it (``JsonlBackend._place``).
-    """
-
-    def __init__(self, session_id: str, directory: Path | None, lock_fd: int | None) -> None:
-        self.session_id = session_id
-        self.directory = directory
-        self._lock_fd: int | None = lock_fd
-        self.log_fd: int | None = None
-        self.log_size: int | None = None
-        """The transcript's size after this lease's last write (``None``: not known yet)."""
-
-    def release(self, *, remove_lock: bool = False) -> None:
-        if self.log_fd is not None:
-            os.close(self.log_fd)
-            self.log_fd = None
-            self.log_size = None
-        if self._lock_fd is not None:
-            assert self.directory is not None
-            unlock_session(self._lock_fd, self.directory / LOCK_NAME if remove_lock else None)
-            self._lock_fd = None
-
-    @property
-    def placed(self) -> Path:
-        """The session's directory (the lease holds its lock)."""
-        assert self.directory is not None, "the session was never materialized"
-        return self.directory
 
 
 class JsonlBackend(Backend):
@@ -152,12 +119,12 @@ class JsonlBackend(Backend):
         with self._errors(session_id):
             found = self._find(session_id)
             if found is None:
-                return _FileLease(session_id, None, None)
-            return _FileLease(
+                return FileLease(session_id, None, None)
+            return FileLease(
                 session_id, found.parent, lock_session(found.parent / LOCK_NAME, session_id)
             )
 
-    def _place(self, lease: _FileLease, header: Mapping[str, JsonValue]) -> Path:
+    def _place(self, lease: FileLease, header: Mapping[str, JsonValue]) -> Path:
         """The directory of a session being materialized: its cwd's, locked by the lease.
 
         Raises:
@@ -205,7 +172,7 @@ class JsonlBackend(Backend):
         next_seq: int,
     ) -> None:
         """Durably append ``events``; at ``next_seq == 0``, publish header and batch at once."""
-        assert isinstance(lease, _FileLease)
+        assert isinstance(lease, FileLease)
         with self._errors(lease.session_id):
             self._append(lease, header, events, next_seq=next_seq)
 
@@ -214,7 +181,7 @@ class JsonlBackend(Backend):
 
         ``torn.position`` is the byte offset where the committed prefix ends.
         """
-        assert isinstance(lease, _FileLease)
+        assert isinstance(lease, FileLease)
         with self._errors(session_id):
             fd = self._log_fd(lease)
             lease.log_size = None
@@ -222,7 +189,7 @@ class JsonlBackend(Backend):
             os.fsync(fd)
             lease.log_size = torn.position
 
-    def _log_fd(self, lease: _FileLease) -> int:
+    def _log_fd(self, lease: FileLease) -> int:
         """The lease's descriptor of the transcript, opened for appending on first use."""
         if lease.log_fd is None:
             lease.log_fd = os.open(
@@ -232,7 +199,7 @@ class JsonlBackend(Backend):
 
     def _append(
         self,
-        lease: _FileLease,
+        lease: FileLease,
         header: Mapping[str, JsonValue],
         events: Sequence[Mapping[str, Any]],
         *,
@@ -269,7 +236,7 @@ class JsonlBackend(Backend):
 
     def _materialize(
         self,
-        lease: _FileLease,
+        lease: FileLease,
         path: Path,
         header: Mapping[str, JsonValue],
         events: Sequence[Mapping[str, Any]],
@@ -331,7 +298,7 @@ class JsonlBackend(Backend):
         an older generation looking current); the lock file is removed while still held, so a
         writer that opened it meanwhile finds it replaced and locks a fresh one.
         """
-        assert isinstance(lease, _FileLease)
+        assert isinstance(lease, FileLease)
         with self._errors(session_id):
             if self._find(session_id) is None:
                 raise session_not_found(session_id)
@@ -351,15 +318,8 @@ class JsonlBackend(Backend):
     # --- repair ---------------------------------------------------------------------------
 
     def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
-        """Cut the transcript after its first ``cut_at`` events; the removed bytes are kept.
-
-        The removed bytes are first written (and synced) to a file beside the transcript,
-        ``<transcript>.cut-at-seq-<N>.<UTC time>.removed``. Then a cut at a record boundary
-        truncates the transcript in place; one inside a compressed frame writes the kept
-        bytes, with that frame's kept lines as a new frame, to a temporary file that replaces
-        the transcript (atomically, by rename).
-        """
-        assert isinstance(lease, _FileLease)
+        """Cut the transcript after its first ``cut_at`` events (``cut_transcript``)."""
+        assert isinstance(lease, FileLease)
         # The transcript is rewritten through other descriptors: forget this lease's view of it.
         if lease.log_fd is not None:
             os.close(lease.log_fd)
@@ -369,46 +329,8 @@ class JsonlBackend(Backend):
             path = self._find(session_id)
             if path is None:
                 raise session_not_found(session_id)
-            data = path.read_bytes()
-            plan = plan_cut(
-                data,
-                compressed=self.compressed,
-                cut_at=cut_at,
-                session_id=session_id,
-                location=str(path),
-            )
-            result = RepairResult(
-                session_id=session_id,
-                cut_at=cut_at,
-                removed=plan.removed,
-                damaged=plan.damaged,
-            )
-            if plan.keep == len(data) and not plan.tail:
-                return result
-            stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-            saved = path.with_name(f"{path.name}.cut-at-seq-{cut_at}.{stamp}.removed")
-            while saved.exists():
-                saved = saved.with_name(f"{saved.name[: -len('.removed')]}-1.removed")
-            write_new(saved, data[plan.keep :])
-            fsync_dir(path.parent)
-            if plan.tail:
-                temporary = path.with_name(f"{path.name}.{secrets.token_hex(6)}.tmp")
-                write_new(temporary, data[: plan.keep] + plan.tail)
-                os.replace(temporary, path)
-                fsync_dir(path.parent)
-            else:
-                fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-                try:
-                    os.ftruncate(fd, plan.keep)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            return RepairResult(
-                session_id=session_id,
-                cut_at=cut_at,
-                removed=plan.removed,
-                damaged=plan.damaged,
-                saved_to=str(saved),
+            return cut_transcript(
+                path, compressed=self.compressed, session_id=session_id, cut_at=cut_at
             )
 
     # --- reading --------------------------------------------------------------------------
@@ -449,31 +371,8 @@ class JsonlBackend(Backend):
                 transcript_in(directory, compressed=self.compressed, url=self.url)
                 for directory in self.root.glob("*/*")
             )
-            infos = (self._info(path) for path in found if path is not None)
+            infos = (session_info(path, self.compressed) for path in found if path is not None)
             return [info for info in infos if info is not None]
-
-    def _info(self, path: Path) -> SessionInfo | None:
-        """What ``list`` reports of one transcript; ``None`` (and a warning) if unreadable."""
-        try:
-            header = loads(self._first_line(path))
-            modified = path.stat().st_mtime_ns // 1_000_000
-        except (CorruptLog, ValueError, OSError) as exc:
-            _logger.warning('skipping unreadable session log "%s": %s', path, exc)
-            return None
-        if header_problem(header) is not None or type(header.get("version")) is not int:
-            _logger.warning('skipping "%s": its first line is not a session header', path)
-            return None
-        created_at = header.get("createdAt")
-        cwd, parent = header.get("cwd"), header.get("parentSession")
-        return SessionInfo(
-            id=header["id"],
-            created_at=created_at if type(created_at) is int else 0,
-            version=header["version"],
-            cwd=cwd if isinstance(cwd, str) else None,
-            parent_session=parent if isinstance(parent, str) else None,
-            location=str(path),
-            updated_at=modified,
-        )
 
     def revision(self, session_id: str) -> str | None:
         """The transcript's ``dev:ino:size:mtimeNs:ctimeNs`` (spec/persistence.md §3.7)."""
@@ -485,9 +384,6 @@ class JsonlBackend(Backend):
         except FileNotFoundError:
             return None
         return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"
-
-    def _first_line(self, path: Path) -> bytes:
-        return first_line(path, compressed=self.compressed)
 
 
 def _older(path: Path) -> bool:

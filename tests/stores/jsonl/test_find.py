@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentlog.errors import CorruptLog, StoreError
-from agentlog.stores._jsonl_find import (
+from agentlog.stores.jsonl.find import (
     check_layout,
     find_transcript,
     first_line,
@@ -15,7 +15,7 @@ from agentlog.stores._jsonl_find import (
     glob_escape,
     transcript_in,
 )
-from agentlog.stores._zstd_frames import encode_frame
+from agentlog.stores.jsonl.frames import encode_frame
 
 URL = "jsonl:///store"
 

@@ -9,11 +9,15 @@ never flat ``<project>/<id>.jsonl`` files.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from agentlog.errors import CorruptLog, StoreError
-from agentlog.stores._jsonl_layout import encode_segment, parse_log_name
-from agentlog.stores._zstd_frames import decode_frames, scan_frames
+from agentlog.stores.base import SessionInfo
+from agentlog.stores.jsonl.codec import header_problem
+from agentlog.stores.jsonl.frames import decode_frames, scan_frames
+from agentlog.stores.jsonl.layout import encode_segment, parse_log_name
+from agentlog.values import loads
 
 __all__ = [
     "check_layout",
@@ -21,8 +25,11 @@ __all__ = [
     "first_line",
     "generation",
     "glob_escape",
+    "session_info",
     "transcript_in",
 ]
+
+_logger = logging.getLogger("agentlog.stores")
 
 
 def find_transcript(root: Path, session_id: str, *, compressed: bool, url: str) -> Path | None:
@@ -138,3 +145,27 @@ def generation(path: Path) -> int | None:
 def glob_escape(segment: str) -> str:
     """``segment`` with glob metacharacters bracketed, to match it literally."""
     return "".join(f"[{c}]" if c in "*?[]" else c for c in segment)
+
+
+def session_info(path: Path, compressed: bool) -> SessionInfo | None:
+    """What ``list`` reports of one transcript; ``None`` (and a warning) if unreadable."""
+    try:
+        header = loads(first_line(path, compressed=compressed))
+        modified = path.stat().st_mtime_ns // 1_000_000
+    except (CorruptLog, ValueError, OSError) as exc:
+        _logger.warning('skipping unreadable session log "%s": %s', path, exc)
+        return None
+    if header_problem(header) is not None or type(header.get("version")) is not int:
+        _logger.warning('skipping "%s": its first line is not a session header', path)
+        return None
+    created_at = header.get("createdAt")
+    cwd, parent = header.get("cwd"), header.get("parentSession")
+    return SessionInfo(
+        id=header["id"],
+        created_at=created_at if type(created_at) is int else 0,
+        version=header["version"],
+        cwd=cwd if isinstance(cwd, str) else None,
+        parent_session=parent if isinstance(parent, str) else None,
+        location=str(path),
+        updated_at=modified,
+    )

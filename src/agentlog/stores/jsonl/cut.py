@@ -4,30 +4,38 @@ The planning half of ``Store.repair`` for JSONL stores (DESIGN.md, Reliability: 
 reported way past ``CorruptLog``). A pure function over the transcript's bytes: it checks that
 every record before the cut is the next event (a cut cannot skip damage), and says which bytes
 stay, which bytes replace the rest (only when a compressed frame is split: its kept lines are
-re-encoded as a frame of their own), and what the removed part held. The backend does the I/O.
+re-encoded as a frame of their own), and what the removed part held. ``cut_transcript`` then
+does the cut, keeping the removed bytes durably beside the transcript first.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agentlog.errors import CorruptLog, StoreError
 from agentlog.formats import ROW_TYPES, MalformedChunkRow, decode_storage_record
-from agentlog.stores._jsonl_codec import decode_event_line, header_problem
-from agentlog.stores._jsonl_read import well_formed_lines
-from agentlog.stores._zstd_frames import (
+from agentlog.stores._durable_files import fsync_dir, write_new
+from agentlog.stores.base import RepairResult
+from agentlog.stores.jsonl.codec import decode_event_line, header_problem
+from agentlog.stores.jsonl.frames import (
     FrameScan,
     decode_frames,
     encode_frame,
     later_frames,
     scan_frames,
 )
-from agentlog.stores.recovery import check_format_version, event_problem
+from agentlog.stores.jsonl.read import well_formed_lines
+from agentlog.stores.jsonl.torn import event_problem
+from agentlog.stores.recovery import check_format_version
 from agentlog.values import loads
 
-__all__ = ["CutPlan", "plan_cut"]
+__all__ = ["CutPlan", "cut_transcript", "plan_cut"]
 
 _FIRST_UNPACKED_VERSION = 2
 
@@ -218,3 +226,52 @@ def _until_damage(texts: Iterator[bytes]) -> Iterator[bytes | CorruptLog]:
         yield from texts
     except CorruptLog as exc:
         yield exc
+
+
+def cut_transcript(path: Path, *, compressed: bool, session_id: str, cut_at: int) -> RepairResult:
+    """Cut the transcript at ``path`` after its first ``cut_at`` events (under the lease).
+
+    The removed bytes are first written (and synced) to a file beside the transcript,
+    ``<transcript>.cut-at-seq-<N>.<UTC time>.removed``. Then a cut at a record boundary
+    truncates the transcript in place; one inside a compressed frame writes the kept bytes,
+    with that frame's kept lines as a new frame, to a temporary file that replaces the
+    transcript (atomically, by rename).
+
+    Raises:
+        CorruptLog, StoreError: as ``plan_cut``.
+        OSError: when a write fails.
+    """
+    data = path.read_bytes()
+    plan = plan_cut(
+        data, compressed=compressed, cut_at=cut_at, session_id=session_id, location=str(path)
+    )
+    result = RepairResult(
+        session_id=session_id, cut_at=cut_at, removed=plan.removed, damaged=plan.damaged
+    )
+    if plan.keep == len(data) and not plan.tail:
+        return result
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    saved = path.with_name(f"{path.name}.cut-at-seq-{cut_at}.{stamp}.removed")
+    while saved.exists():
+        saved = saved.with_name(f"{saved.name[: -len('.removed')]}-1.removed")
+    write_new(saved, data[plan.keep :])
+    fsync_dir(path.parent)
+    if plan.tail:
+        temporary = path.with_name(f"{path.name}.{secrets.token_hex(6)}.tmp")
+        write_new(temporary, data[: plan.keep] + plan.tail)
+        os.replace(temporary, path)
+        fsync_dir(path.parent)
+    else:
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+        try:
+            os.ftruncate(fd, plan.keep)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    return RepairResult(
+        session_id=session_id,
+        cut_at=cut_at,
+        removed=plan.removed,
+        damaged=plan.damaged,
+        saved_to=str(saved),
+    )

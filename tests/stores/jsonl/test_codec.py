@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentlog import Event
-from agentlog.stores._jsonl_codec import (
+from agentlog.stores.jsonl.codec import (
     decode_current_line,
     decode_event_line,
     decode_seq_ranges,
