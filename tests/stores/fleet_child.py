@@ -5,9 +5,10 @@ One process of the fleet test (``test_postgres_fleet.py``): ``THREADS`` threads 
 ``ROUNDS`` turns of ``crash_child``'s agent. Each turn goes to the thread's own session
 (``w<WORKER>t<THREAD>``) or, every other turn or so, to one of ``SHARED`` sessions every
 thread of every worker competes for. A turn is written in ``batch()`` blocks of 1 to 6 events
-or one durable append at a time; now and then a thread holding a shared session stalls for
-longer than the lease (``STALL`` seconds, from the environment) in the middle of a turn, so
-that another worker may take the session over and the staller's next write must fail.
+or one durable append at a time; now and then a thread holding a shared session stalls in the
+middle of a turn for longer than the lease (``$AGENTLOG_FLEET_STALL`` seconds): its process is
+alive, so its store keeps renewing the lease and the session stays its own — and if a takeover
+happened anyway (a renewal late on a loaded machine), its next write must fail, reported.
 
 The threads wait for the file ``GO`` to exist, so all workers start together. Every fact is
 one line on stdout (written whole under a lock):

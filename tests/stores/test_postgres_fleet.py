@@ -4,7 +4,8 @@
 Every worker (``fleet_child.py``) is a real process with its own store; its threads append
 turns of ``crash_child``'s agent to their own sessions and to a few sessions all 32 threads
 compete for, in ``batch()`` blocks and single durable appends; some threads holding a shared
-session stall past its lease mid-turn, so that others take it over. The test then checks:
+session stall past the lease time mid-turn (their stores renew the lease meanwhile). The test
+then checks:
 
 * no lost event: every acknowledged event is stored, once, at its seq, as acknowledged;
 * no duplicated or stray event: every stored event is an acknowledged one or a repair the
