@@ -32,7 +32,7 @@ from agentlog.events import Event
 from agentlog.plugins import compact, compact_if_needed, compact_region
 from agentlog.plugins.aio import expand, offload_for_failure, offload_images, prune_tool_results
 from agentlog.session import EventLog, Observer, Session, Surface, Validator
-from agentlog.stores import RepairResult, SessionInfo, Store
+from agentlog.stores import RepairResult, SessionInfo, SessionPage, Store
 from agentlog.stores import open_store as _open_store
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 from agentlog.values import JsonValue
@@ -109,6 +109,19 @@ class AsyncStore:
     async def list(self) -> list[SessionInfo]:
         """Every stored session (created sessions appear after their first append)."""
         return await asyncio.to_thread(self.sync.list)
+
+    async def list_page(
+        self,
+        *,
+        cwd: str | None = None,
+        updated_since: int | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """A page of stored sessions in creation order, filtered; ``cursor`` pages on."""
+        return await asyncio.to_thread(
+            self.sync.list_page, cwd=cwd, updated_since=updated_since, limit=limit, cursor=cursor
+        )
 
     async def fork(
         self,

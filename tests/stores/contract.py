@@ -16,6 +16,7 @@ companion (``tests/conftest.py``), so the logs here have real turn and step stru
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
 import os
@@ -55,7 +56,7 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
-from agentlog.stores import Backend, Store
+from agentlog.stores import Backend, SessionInfo, Store
 from tests.values.support import needs_accelerator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -434,6 +435,47 @@ class StoreContract(ABC):
         assert all(info.version == 4 for info in infos.values())
         assert infos["b-project"].created_at < infos["a-nowhere"].created_at
         assert [info.id for info in stores().list()] == ["b-project", "a-nowhere", "c-child"]
+
+    def test_list_page_filters_and_pages_in_creation_order(
+        self, stores: Callable[..., Store]
+    ) -> None:
+        ticks = itertools.count(CLOCK, 1000)
+        store = stores(clock=lambda: next(ticks))
+        for index in range(7):
+            cwd = CWD if index % 2 == 0 else "/elsewhere"
+            with store.create(f"s{index}", cwd=cwd) as session:
+                session.append("turn/start", {"turn": 1})
+        first = store.list_page(limit=3)
+        assert [info.id for info in first.sessions] == ["s0", "s1", "s2"]
+        assert first.cursor is not None
+        second = store.list_page(limit=3, cursor=first.cursor)
+        third = store.list_page(limit=3, cursor=second.cursor)
+        assert [info.id for info in second.sessions] == ["s3", "s4", "s5"]
+        assert ([info.id for info in third.sessions], third.cursor) == (["s6"], None)
+        here = store.list_page(cwd=CWD, limit=100)
+        assert [info.id for info in here.sessions] == ["s0", "s2", "s4", "s6"]
+        assert here.cursor is None
+        # The last change is the last event's time (SQL, memory: the store's clock, so every
+        # session here changed before the next was created) or the file's mtime (JSONL).
+        infos = store.list()
+
+        def changed(info: SessionInfo) -> int:
+            return info.created_at if info.updated_at is None else info.updated_at
+
+        since = changed(infos[4])
+        recent = store.list_page(updated_since=since)
+        assert [info.id for info in recent.sessions] == [
+            info.id for info in infos if changed(info) >= since
+        ]
+        assert {"s4", "s5", "s6"} <= {info.id for info in recent.sessions}
+        if infos[0].updated_at is not None and infos[0].updated_at < infos[1].created_at:
+            assert [info.id for info in recent.sessions] == ["s4", "s5", "s6"]
+        assert store.list_page(cwd="/nowhere").sessions == ()
+        for bad in (0, 10_001, 2.5):
+            with pytest.raises(StoreError, match="limit must be an integer"):
+                store.list_page(limit=bad)  # type: ignore[arg-type]  # the point
+        with pytest.raises(StoreError, match="not a list_page cursor"):
+            store.list_page(cursor="nonsense")
 
     # --- crash recovery --------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ Against the real server, each test in a schema of its own (``postgres_url``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -51,7 +52,7 @@ def test_a_new_store_creates_its_tables_and_version(postgres_url: str) -> None:
 def test_every_unique_key_holds_the_session_id_and_nothing_counts_across_sessions(
     postgres_url: str,
 ) -> None:
-    """What ``create_distributed_table(<table>, 'session_id')`` needs on Citus."""
+    """What ``create_distributed_table(<table>, <session id column>)`` needs on Citus."""
     schema = schema_of(postgres_url)
     open_store(postgres_url).close()
     with admin() as connection:
@@ -70,7 +71,8 @@ def test_every_unique_key_holds_the_session_id_and_nothing_counts_across_session
     assert {table for table, _, _ in keys} == set(TABLES)
     for table, index, columns in keys:
         if table != "agentlog_meta":  # one row, no session: a Citus reference table
-            assert "session_id" in columns, (index, columns)
+            session_column = "id" if table == "sessions" else "session_id"
+            assert session_column in columns, (index, columns)
     assert sequences == (0,)
 
 
@@ -127,3 +129,8 @@ def test_the_ddl_names_the_schema() -> None:
     text = ddl("fleet")
     assert 'CREATE TABLE "fleet".events (' in text
     assert "PRIMARY KEY (session_id, seq)" in text
+
+
+def test_docs_show_the_schema_as_created() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "stores.md").read_text()
+    assert ddl("agentlog") + ";\n" in docs

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ from agentlog.stores import Backend, Store, open_backend, open_store
 from agentlog.stores.postgres import CHANNEL
 from tests.conftest import POSTGRES_SERVER
 from tests.stores.contract import StoreContract, clock, one_turn, start_turn, wire
-from tests.stores.pg_proxy import CommitCutter, Cut
 
 
 def schema_of(url: str) -> str:
@@ -150,41 +148,6 @@ class TestPostgres(StoreContract):
         session.close()
         assert [e.type for e in stores().inspect("s1").events][seq] == "turn/start"
         assert wire(stores().inspect("s1").events)[:seq] == wire(session.events)[:seq]
-
-
-# --- appends whose COMMIT outcome is unknown -------------------------------------------------
-
-
-@pytest.fixture
-def cutter() -> Iterator[CommitCutter]:
-    proxy = CommitCutter()
-    yield proxy
-    proxy.close()
-
-
-@pytest.mark.parametrize("cut", ["after", "before"])
-def test_an_append_cut_off_at_commit_is_stored_exactly_once(
-    postgres_url: str, cutter: CommitCutter, cut: Cut
-) -> None:
-    """``after``: the server committed but the reply never came, so the read-back finds the
-    rows and the append succeeds without writing them again; ``before``: the server never saw
-    the COMMIT and rolled back, so the read-back finds nothing and the append is sent again."""
-    proxied = postgres_url.replace("@127.0.0.1:5432/", f"@127.0.0.1:{cutter.port}/")
-    with open_store(f"{proxied}&sslmode=disable", clock=clock) as store:
-        session = store.create("s1")
-        start_turn(session, 1)
-        cutter.arm(cut)
-        with session.batch():
-            session.append("step/end", {"turn": 1, "step": 1})
-            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
-        assert cutter.cuts == 1  # the batch's COMMIT really was cut
-        session.append("turn/start", {"turn": 2})
-        expected = wire(session.events)
-        session.close()
-    with open_store(postgres_url, clock=clock) as store:
-        stored = store.read_from("s1", 0)
-    assert wire(stored) == expected
-    assert [event.seq for event in stored] == list(range(len(expected)))
 
 
 # --- LISTEN / NOTIFY ----------------------------------------------------------------------

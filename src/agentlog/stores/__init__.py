@@ -16,6 +16,7 @@ from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, Stor
 from agentlog.stores.files import load_file
 from agentlog.stores.jsonl import JsonlBackend
 from agentlog.stores.memory import MemoryBackend
+from agentlog.stores.paging import SessionPage
 from agentlog.stores.read_only import ReadOnlyBackend
 from agentlog.stores.reading import Inspection
 from agentlog.stores.sqlite import SqliteBackend
@@ -30,6 +31,7 @@ __all__ = [
     "MigrationPlan",
     "RepairResult",
     "SessionInfo",
+    "SessionPage",
     "Store",
     "StoredLog",
     "TornTail",

@@ -1,12 +1,12 @@
 """The PostgreSQL store's tables, and its schema version: created once, bumped and rejected.
 
 Implements the PostgreSQL half of DESIGN.md decision 10 (and spec/persistence.md §4 in
-agentlog's own schema). Every table and every unique key holds ``session_id``, and nothing
-counts across sessions (no sequence, no serial), so each table can be distributed by
-``session_id`` on Citus (``create_distributed_table('events', 'session_id')``) and a session's
-rows stay on one shard. ``agentlog_meta`` holds the schema version: a build opens only the
-version it was written for; an older version is upgraded only by ``agentlog migrate-store``
-(``migrate``), and a newer one is refused.
+agentlog's own schema). Every table and every unique key holds the session id (``sessions.id``,
+``session_id`` elsewhere), and nothing counts across sessions (no sequence, no serial), so each
+table can be distributed by it on Citus (``create_distributed_table('events', 'session_id')``)
+and a session's rows stay on one shard. ``agentlog_meta`` holds the schema version: a build
+opens only the version it was written for; an older version is upgraded only by ``agentlog
+migrate-store`` (``migrate``), and a newer one is refused.
 
 Event data is ``bytea``: the JSON bytes as agentlog wrote them (orjson's, lossless — ``jsonb``
 would reorder keys, fold duplicates and refuse NUL characters and lone surrogates),
@@ -36,7 +36,7 @@ CREATE TABLE {schema}.agentlog_meta (
     value text NOT NULL
 );
 CREATE TABLE {schema}.sessions (
-    session_id text PRIMARY KEY,
+    id text PRIMARY KEY,
     header bytea NOT NULL,
     version integer NOT NULL,
     parent_session text,
@@ -45,16 +45,17 @@ CREATE TABLE {schema}.sessions (
     updated_at bigint,
     next_seq bigint NOT NULL
 );
-CREATE INDEX sessions_by_creation ON {schema}.sessions (created_at, session_id);
+CREATE INDEX sessions_by_creation ON {schema}.sessions (created_at, id);
+CREATE INDEX sessions_by_cwd ON {schema}.sessions (cwd, created_at, id);
 CREATE TABLE {schema}.events (
-    session_id text NOT NULL REFERENCES {schema}.sessions (session_id),
+    session_id text NOT NULL REFERENCES {schema}.sessions (id),
     seq bigint NOT NULL,
     type text NOT NULL,
     time bigint NOT NULL,
     data bytea NOT NULL,
     source_event_seqs text,
     surface_op text,
-    ignorable boolean,
+    ignorable smallint CHECK (ignorable = 1),
     PRIMARY KEY (session_id, seq)
 );
 CREATE TABLE {schema}.leases (
@@ -73,7 +74,7 @@ CREATE TABLE {schema}.cuts (
     data bytea,
     source_event_seqs text,
     surface_op text,
-    ignorable boolean,
+    ignorable smallint,
     PRIMARY KEY (session_id, cut_time, seq)
 );
 """

@@ -181,6 +181,23 @@ class Backend(ABC):
     def list(self) -> list[SessionInfo]:
         """Every stored session, read from headers only, in no particular order."""
 
+    def list_page(
+        self,
+        *,
+        cwd: str | None,
+        updated_since: int | None,
+        after: tuple[int, str] | None,
+        limit: int,
+    ) -> Sequence[SessionInfo]:
+        """The first ``limit`` matching sessions after the ``(created_at, id)`` key ``after``.
+
+        In creation order (``agentlog.stores.paging``). This default filters ``list()``; a
+        backend that can page by index overrides it.
+        """
+        from agentlog.stores.paging import page_of  # paging builds on this module's types
+
+        return page_of(self.list(), cwd=cwd, updated_since=updated_since, after=after, limit=limit)
+
     def read_from(self, session_id: str, from_seq: int) -> StoredLog:
         """The header and the committed events from ``from_seq`` on (spec/persistence.md §2.1).
 

@@ -35,17 +35,22 @@ except ImportError as exc:  # pragma: no cover - exercised by a test without the
 import zstandard
 
 from agentlog.errors import (
-    ConcurrentWriteError,
     CorruptLog,
-    SessionAlreadyExists,
-    SessionLocked,
     SessionNotFound,
     StoreError,
 )
 from agentlog.events import event_or_record
 from agentlog.formats import FORMAT_VERSION
+from agentlog.stores._pg_append import (
+    CHANNEL,
+    Refused,
+    append_once,
+    landed,
+    refusal,
+    session_row,
+)
 from agentlog.stores._pg_errors import connection_lost, pg_errors
-from agentlog.stores._pg_lease import RENEW, LeaseKeeper, PostgresLease
+from agentlog.stores._pg_lease import LeaseKeeper
 from agentlog.stores._pg_schema import ensure_schema, migrate
 from agentlog.stores._pg_url import parse_postgres_url
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
@@ -55,19 +60,9 @@ __all__ = ["CHANNEL", "COMPRESS_FROM", "PostgresBackend", "migrate_schema"]
 
 COMPRESS_FROM: Final = 4096
 """Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
-CHANNEL: Final = "agentlog"
-"""The ``NOTIFY`` channel; the payload is ``"<schema> <session id>"``, one per committed append."""
 _ATTEMPTS: Final = 3
+"""Tries of an append whose connection is lost (each after a read-back found nothing)."""
 _EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
-_INSERT_EVENT: Final = "INSERT INTO events VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-_CREATE: Final = (
-    "INSERT INTO sessions VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (session_id) DO NOTHING"
-)
-_ADVANCE: Final = (
-    "UPDATE sessions SET next_seq = %s, updated_at = coalesce(%s, updated_at) "
-    "WHERE session_id = %s AND next_seq = %s"
-)
 
 
 class _BadRow(Exception):
@@ -77,10 +72,6 @@ class _BadRow(Exception):
         super().__init__(what)
         self.seq = seq
         self.what = what
-
-
-class _Refused(Exception):
-    """The fence or the lease refused an append; the transaction is rolled back first."""
 
 
 class PostgresBackend(Backend):
@@ -136,7 +127,7 @@ class PostgresBackend(Backend):
         """Whether the session has a row."""
         with pg_errors(self._where, session_id), self._connection() as connection:
             row = connection.execute(
-                "SELECT 1 FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT 1 FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
         return row is not None
 
@@ -162,139 +153,34 @@ class PostgresBackend(Backend):
         session_id = str(header["id"])
         self._writable(session_id)
         rows = [self._row(session_id, event) for event in events]
-        session_row = None
-        if next_seq == 0:
-            cwd = header.get("cwd")
-            parent = header.get("parentSession")
-            session_row = (
-                session_id,
-                dumps(header),
-                header["version"],
-                parent if isinstance(parent, str) else None,
-                cwd if isinstance(cwd, str) else None,
-                header["createdAt"],
-                events[-1]["time"] if events else None,
-                len(rows),
-            )
+        created = session_row(header, events) if next_seq == 0 else None
         with pg_errors(self._where, session_id):
             for attempt in range(1, _ATTEMPTS + 1):
                 connection = None
                 try:
                     with self._connection() as connection:
-                        self._append_once(connection, lease, session_row, rows, next_seq)
+                        append_once(
+                            connection,
+                            schema=self.schema,
+                            session_id=session_id,
+                            created=created,
+                            rows=rows,
+                            next_seq=next_seq,
+                            lease=lease,
+                            lease_seconds=self._leases.seconds,
+                        )
                     return
-                except _Refused:
-                    raise self._refusal(session_id, lease, next_seq) from None
-                except psycopg.IntegrityError:
-                    raise self._refusal(session_id, lease, next_seq) from None
+                except (Refused, psycopg.IntegrityError):
+                    with self._connection() as connection:
+                        raise refusal(connection, session_id, lease, next_seq) from None
                 except psycopg.Error as exc:
                     if attempt == _ATTEMPTS or not connection_lost(exc, connection):
                         raise
                     # The outcome of this attempt is unknown (the connection went, perhaps at
                     # COMMIT): what is stored at those seqs says whether it landed.
-                    if self._landed(session_id, session_row, rows, next_seq):
-                        return
-
-    def _append_once(
-        self,
-        connection: psycopg.Connection[Any],
-        lease: Lease,
-        session_row: tuple[Any, ...] | None,
-        rows: list[tuple[Any, ...]],
-        next_seq: int,
-    ) -> None:
-        session_id = session_row[0] if session_row is not None else rows[0][0] if rows else None
-        with connection.pipeline() as pipeline, connection.transaction():
-            if session_row is not None:
-                fence = connection.execute(_CREATE, session_row)
-            else:
-                updated = rows[-1][3] if rows else None
-                fence = connection.execute(
-                    _ADVANCE, (next_seq + len(rows), updated, session_id, next_seq)
-                )
-            renewal = None
-            if isinstance(lease, PostgresLease):
-                renewal = connection.execute(
-                    RENEW, (self._leases.seconds, lease.session_id, lease.token)
-                )
-            if rows:
-                connection.cursor().executemany(_INSERT_EVENT, rows)
-            connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{self.schema} {session_id}"))
-            pipeline.sync()  # one round trip so far; the results decide before COMMIT
-            if fence.rowcount != 1 or (renewal is not None and renewal.rowcount != 1):
-                raise _Refused
-
-    def _refusal(self, session_id: str, lease: Lease, next_seq: int) -> Exception:
-        """Why the fence refused an append: the id is taken, gone, moved on, or not ours."""
-        with self._connection() as connection:
-            stored = connection.execute(
-                "SELECT next_seq FROM sessions WHERE session_id = %s", (session_id,)
-            ).fetchone()
-            holder = None
-            if isinstance(lease, PostgresLease):
-                holder = connection.execute(
-                    "SELECT 1 FROM leases WHERE session_id = %s AND token = %s",
-                    (lease.session_id, lease.token),
-                ).fetchone()
-        if next_seq == 0 and stored is not None:
-            return SessionAlreadyExists(
-                f'session "{session_id}" already exists', session_id=session_id
-            )
-        if stored is None:
-            return SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-        if isinstance(lease, PostgresLease) and holder is None:
-            return SessionLocked(
-                f'session "{session_id}" is open for writing by another writer (this writer\'s '
-                "lease expired and was taken over)",
-                session_id=session_id,
-            )
-        if stored[0] != next_seq:
-            return ConcurrentWriteError(
-                f'session "{session_id}" append starts at seq {next_seq}, stored next seq is '
-                f"{stored[0]}",
-                session_id=session_id,
-                expected_seq=next_seq,
-                stored_seq=stored[0],
-            )
-        return StoreError(f'session "{session_id}": the append was refused', session_id=session_id)
-
-    def _landed(
-        self,
-        session_id: str,
-        session_row: tuple[Any, ...] | None,
-        rows: list[tuple[Any, ...]],
-        next_seq: int,
-    ) -> bool:
-        """Whether an append of unknown outcome is stored (``False``: nothing of it is).
-
-        Raises:
-            ConcurrentWriteError: when other rows took those seqs.
-        """
-        with self._connection() as connection:
-            header = connection.execute(
-                "SELECT header FROM sessions WHERE session_id = %s", (session_id,)
-            ).fetchone()
-            stored = connection.execute(
-                f"SELECT session_id, {_EVENT_COLUMNS} FROM events WHERE session_id = %s "
-                "AND seq >= %s AND seq < %s ORDER BY seq",
-                (session_id, next_seq, next_seq + len(rows)),
-            ).fetchall()
-        if session_row is not None:
-            if header is None:
-                return False  # the session row is not there: nothing of the append is
-            if bytes(header[0]) != session_row[1]:
-                raise SessionAlreadyExists(
-                    f'session "{session_id}" already exists', session_id=session_id
-                )
-        if [tuple(row) for row in stored] == rows:
-            return True
-        if not stored:
-            return False
-        raise ConcurrentWriteError(
-            f'session "{session_id}": seqs from {next_seq} on were written by another writer',
-            session_id=session_id,
-            expected_seq=next_seq,
-        )
+                    with self._connection() as connection:
+                        if landed(connection, session_id, created, rows, next_seq):
+                            return
 
     def _row(self, session_id: str, event: Mapping[str, Any]) -> tuple[Any, ...]:
         encoded = dumps(event["data"])
@@ -313,7 +199,7 @@ class PostgresBackend(Backend):
             data,
             None if sources is None else dumps(sources).decode(),
             None if surface_op is None else dumps(surface_op).decode(),
-            True if event.get("ignorable") is True else None,
+            1 if event.get("ignorable") is True else None,
         )
 
     def _compressor(self) -> zstandard.ZstdCompressor:
@@ -338,7 +224,7 @@ class PostgresBackend(Backend):
         ):
             connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             row = connection.execute(
-                "SELECT header, next_seq FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT header, next_seq FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
             if row is None:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
@@ -426,26 +312,41 @@ class PostgresBackend(Backend):
         """Every session row."""
         with pg_errors(self._where), self._connection() as connection:
             rows = connection.execute(
-                "SELECT session_id, created_at, version, cwd, parent_session, updated_at "
-                "FROM sessions"
+                "SELECT id, created_at, version, cwd, parent_session, updated_at FROM sessions"
             ).fetchall()
-        return [
-            SessionInfo(
-                id=row[0],
-                created_at=row[1],
-                version=row[2],
-                cwd=row[3],
-                parent_session=row[4],
-                updated_at=row[5],
-            )
-            for row in rows
-        ]
+        return [_info(row) for row in rows]
+
+    def list_page(
+        self,
+        *,
+        cwd: str | None,
+        updated_since: int | None,
+        after: tuple[int, str] | None,
+        limit: int,
+    ) -> Sequence[SessionInfo]:
+        """One page by keyset on ``(created_at, id)``, served by the sessions' indexes."""
+        with pg_errors(self._where), self._connection() as connection:
+            rows = connection.execute(
+                "SELECT id, created_at, version, cwd, parent_session, updated_at FROM sessions "
+                "WHERE (%(cwd)s::text IS NULL OR cwd = %(cwd)s) "
+                "AND (%(since)s::bigint IS NULL OR coalesce(updated_at, created_at) >= %(since)s) "
+                "AND (%(created)s::bigint IS NULL OR (created_at, id) > (%(created)s, %(id)s)) "
+                "ORDER BY created_at, id LIMIT %(limit)s",
+                {
+                    "cwd": cwd,
+                    "since": updated_since,
+                    "created": None if after is None else after[0],
+                    "id": None if after is None else after[1],
+                    "limit": limit,
+                },
+            ).fetchall()
+        return [_info(row) for row in rows]
 
     def revision(self, session_id: str) -> str | None:
         """The session's stored next seq: it moves with every append (``None``: no session)."""
         with pg_errors(self._where, session_id), self._connection() as connection:
             row = connection.execute(
-                "SELECT next_seq FROM sessions WHERE session_id = %s", (session_id,)
+                "SELECT next_seq FROM sessions WHERE id = %s", (session_id,)
             ).fetchone()
         return None if row is None else str(row[0])
 
@@ -453,15 +354,22 @@ class PostgresBackend(Backend):
         """Block until a ``NOTIFY`` says the session was appended to, or ``timeout`` seconds."""
         wanted = f"{self.schema} {session_id}"
         with pg_errors(self._where, session_id), self._listen_lock:
-            if self._listener is None:
-                self._listener = psycopg.connect(self._conninfo, autocommit=True)
-                self._listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
-                # Notifications sent before LISTEN are not delivered: look once after it.
-                if self.revision(session_id) != revision:
-                    return
-            for notify in self._listener.notifies(timeout=timeout):
-                if notify.payload == wanted:
-                    return
+            try:
+                if self._listener is None:
+                    self._listener = psycopg.connect(self._conninfo, autocommit=True)
+                    self._listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+                    # Notifications sent before LISTEN are not delivered: look once after it.
+                    if self.revision(session_id) != revision:
+                        return
+                for notify in self._listener.notifies(timeout=timeout):
+                    if notify.payload == wanted:
+                        return
+            except psycopg.Error:
+                # A lost listening connection is opened again (and LISTENs) on the next wait.
+                if self._listener is not None:
+                    self._listener.close()
+                    self._listener = None
+                raise
 
     # --- removal --------------------------------------------------------------------------
 
@@ -475,7 +383,7 @@ class PostgresBackend(Backend):
         ):
             connection.execute("DELETE FROM events WHERE session_id = %s", (session_id,))
             removed = connection.execute(
-                "DELETE FROM sessions WHERE session_id = %s", (session_id,)
+                "DELETE FROM sessions WHERE id = %s", (session_id,)
             ).rowcount
             if removed != 1:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
@@ -490,7 +398,7 @@ class PostgresBackend(Backend):
             connection.transaction(),
         ):
             stored = connection.execute(
-                "SELECT next_seq FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,)
+                "SELECT next_seq FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
             ).fetchone()
             if stored is None:
                 raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
@@ -532,7 +440,7 @@ class PostgresBackend(Backend):
                     [(session_id, stamp[0], *columns) for columns in removed],
                 )
                 connection.execute(
-                    "UPDATE sessions SET next_seq = %s WHERE session_id = %s", (cut_at, session_id)
+                    "UPDATE sessions SET next_seq = %s WHERE id = %s", (cut_at, session_id)
                 )
                 saved = f"{self._where} table {self.schema}.cuts, cut_time {stamp[0]}"
         damaged = sum(self._problem(columns) is not None for columns in removed)
@@ -579,6 +487,18 @@ def migrate_schema(url: str) -> tuple[int, int]:
     parsed = parse_postgres_url(url)
     with pg_errors(parsed.display), psycopg.connect(parsed.conninfo, autocommit=True) as connection:
         return migrate(connection, parsed.schema, store=parsed.display)
+
+
+def _info(row: Sequence[Any]) -> SessionInfo:
+    """A ``SessionInfo`` of ``id, created_at, version, cwd, parent_session, updated_at``."""
+    return SessionInfo(
+        id=row[0],
+        created_at=row[1],
+        version=row[2],
+        cwd=row[3],
+        parent_session=row[4],
+        updated_at=row[5],
+    )
 
 
 def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:

@@ -48,6 +48,19 @@ class ReadOnlyBackend(Backend):
         """The wrapped store's sessions."""
         return self._backend.list()
 
+    def list_page(
+        self,
+        *,
+        cwd: str | None,
+        updated_since: int | None,
+        after: tuple[int, str] | None,
+        limit: int,
+    ) -> Sequence[SessionInfo]:
+        """A page of the wrapped store's sessions."""
+        return self._backend.list_page(
+            cwd=cwd, updated_since=updated_since, after=after, limit=limit
+        )
+
     def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
         """Refused: nothing is written through a read-only store."""
         self._refuse(session_id)

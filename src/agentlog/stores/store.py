@@ -32,6 +32,7 @@ from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_c
 from agentlog.lifecycle.invariants import install_invariants
 from agentlog.session import Session, check_session_id, wall_clock
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
+from agentlog.stores.paging import MAX_PAGE, SessionPage, decode_cursor, encode_cursor
 from agentlog.stores.reading import StoreReads
 from agentlog.stores.restore import Restored, collector_paused, restore_session
 from agentlog.stores.writer import Batcher, Writer
@@ -289,6 +290,40 @@ class Store(StoreReads):
         with self._lock:
             self._check_open()
             return sorted(self._backend.list(), key=lambda info: (info.created_at, info.id))
+
+    def list_page(
+        self,
+        *,
+        cwd: str | None = None,
+        updated_since: int | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """A page of stored sessions in creation order, filtered; ``cursor`` pages on.
+
+        Args:
+            cwd: Only sessions that ran in this working directory.
+            updated_since: Only sessions changed at or after this epoch-ms time.
+            limit: At most this many sessions (1 to 10,000).
+            cursor: The ``cursor`` of the previous page (``None``: the first page).
+
+        Returns:
+            The sessions, and the cursor of the next page (``None`` after the last).
+
+        Raises:
+            StoreError: for a ``limit`` out of range or a cursor no page handed out.
+        """
+        if type(limit) is not int or not 1 <= limit <= MAX_PAGE:
+            raise StoreError(f"limit must be an integer from 1 to {MAX_PAGE}, got {limit!r}")
+        after = None if cursor is None else decode_cursor(cursor)
+        with self._lock:
+            self._check_open()
+            found = self._backend.list_page(
+                cwd=cwd, updated_since=updated_since, after=after, limit=limit + 1
+            )
+        page = tuple(found[:limit])
+        more = len(found) > limit
+        return SessionPage(sessions=page, cursor=encode_cursor(page[-1]) if more else None)
 
     def fork(
         self,

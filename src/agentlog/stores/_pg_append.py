@@ -1,0 +1,182 @@
+"""The PostgreSQL append: one fenced transaction, and the read-back of an unknown outcome.
+
+Implements DESIGN.md decision 7 for PostgreSQL ("expected-seq optimistic concurrency under a
+unique ``(session_id, seq)`` key"). One transaction, sent as one pipeline: move the session's
+stored next seq from the value the writer expects (``UPDATE … WHERE next_seq = expected``; the
+first batch inserts the session row instead, ``ON CONFLICT DO NOTHING``), renew the writer's
+lease (``_pg_lease.RENEW``), insert the batch as one ``unnest()`` statement of array parameters,
+``NOTIFY`` followers; then, with the results in hand, ``COMMIT`` — or roll back when the fence
+or the lease matched no row. A concurrent writer blocks on the session row until the first
+commits and then matches nothing; the primary key refuses a duplicate seq in any case.
+
+A lost connection leaves the outcome unknown when it went at ``COMMIT``. ``landed`` reads the
+rows at the batch's seqs back on a new connection: the same rows mean the append is stored
+(it must not be written again), none mean it is not (it may be sent again), other rows mean
+another writer took the seqs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import psycopg
+
+from agentlog.errors import (
+    ConcurrentWriteError,
+    SessionAlreadyExists,
+    SessionLocked,
+    SessionNotFound,
+    StoreError,
+)
+from agentlog.stores._pg_lease import RENEW, PostgresLease
+from agentlog.values import JsonValue, dumps
+
+__all__ = ["CHANNEL", "Refused", "append_once", "landed", "refusal", "session_row"]
+
+CHANNEL: Final = "agentlog"
+"""The ``NOTIFY`` channel; the payload is ``"<schema> <session id>"``, one per committed append."""
+EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
+_INSERT_EVENTS: Final = (
+    "INSERT INTO events SELECT * FROM unnest(%b::text[], %b::int8[], %b::text[], %b::int8[], "
+    "%b::bytea[], %b::text[], %b::text[], %b::int2[])"
+)
+"""A batch as one statement of eight binary array parameters: one round trip and a few hundred
+microseconds for any batch size, where ``executemany`` sends (and psycopg adapts) row by row."""
+_CREATE: Final = (
+    "INSERT INTO sessions VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
+)
+_ADVANCE: Final = (
+    "UPDATE sessions SET next_seq = %s, updated_at = coalesce(%s, updated_at) "
+    "WHERE id = %s AND next_seq = %s"
+)
+
+
+class Refused(Exception):
+    """The fence or the lease matched no row; the transaction is rolled back."""
+
+
+def session_row(
+    header: Mapping[str, JsonValue], events: Sequence[Mapping[str, Any]]
+) -> tuple[Any, ...]:
+    """The ``sessions`` row a first batch creates (its tail already past the batch)."""
+    cwd = header.get("cwd")
+    parent = header.get("parentSession")
+    return (
+        str(header["id"]),
+        dumps(header),
+        header["version"],
+        parent if isinstance(parent, str) else None,
+        cwd if isinstance(cwd, str) else None,
+        header["createdAt"],
+        events[-1]["time"] if events else None,
+        len(events),
+    )
+
+
+def append_once(
+    connection: psycopg.Connection[Any],
+    *,
+    schema: str,
+    session_id: str,
+    created: tuple[Any, ...] | None,
+    rows: Sequence[tuple[Any, ...]],
+    next_seq: int,
+    lease: object,
+    lease_seconds: float,
+) -> None:
+    """Run the append's transaction once (``created``: the session row of a first batch).
+
+    Raises:
+        Refused: when the fence or the lease matched no row (nothing was written).
+        psycopg.Error: when the statement or the connection failed.
+    """
+    with connection.pipeline() as pipeline, connection.transaction():
+        if created is not None:
+            fence = connection.execute(_CREATE, created)
+        else:
+            updated = rows[-1][3] if rows else None
+            fence = connection.execute(
+                _ADVANCE, (next_seq + len(rows), updated, session_id, next_seq)
+            )
+        renewal = None
+        if isinstance(lease, PostgresLease):
+            renewal = connection.execute(RENEW, (lease_seconds, lease.session_id, lease.token))
+        if rows:
+            connection.execute(_INSERT_EVENTS, [list(column) for column in zip(*rows, strict=True)])
+        connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{schema} {session_id}"))
+        pipeline.sync()  # one round trip so far; the results decide before COMMIT
+        if fence.rowcount != 1 or (renewal is not None and renewal.rowcount != 1):
+            raise Refused
+
+
+def refusal(
+    connection: psycopg.Connection[Any], session_id: str, lease: object, next_seq: int
+) -> StoreError:
+    """Why the fence refused an append: the id is taken, the lease is lost, the tail moved."""
+    stored = connection.execute(
+        "SELECT next_seq FROM sessions WHERE id = %s", (session_id,)
+    ).fetchone()
+    held = True
+    if isinstance(lease, PostgresLease):
+        held = (
+            connection.execute(
+                "SELECT 1 FROM leases WHERE session_id = %s AND token = %s",
+                (lease.session_id, lease.token),
+            ).fetchone()
+            is not None
+        )
+    if next_seq == 0 and stored is not None:
+        return SessionAlreadyExists(f'session "{session_id}" already exists', session_id=session_id)
+    if stored is not None and not held:
+        return SessionLocked(
+            f'session "{session_id}" is open for writing by another writer (this writer\'s '
+            "lease expired and was taken over)",
+            session_id=session_id,
+        )
+    if stored is None:
+        return SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+    return ConcurrentWriteError(
+        f'session "{session_id}" append starts at seq {next_seq}, stored next seq is {stored[0]}',
+        session_id=session_id,
+        expected_seq=next_seq,
+        stored_seq=stored[0],
+    )
+
+
+def landed(
+    connection: psycopg.Connection[Any],
+    session_id: str,
+    created: tuple[Any, ...] | None,
+    rows: Sequence[tuple[Any, ...]],
+    next_seq: int,
+) -> bool:
+    """Whether an append of unknown outcome is stored (``False``: nothing of it is).
+
+    Raises:
+        SessionAlreadyExists: when another writer created the session meanwhile.
+        ConcurrentWriteError: when other rows took those seqs.
+    """
+    header = connection.execute("SELECT header FROM sessions WHERE id = %s", (session_id,))
+    found = header.fetchone()
+    stored = connection.execute(
+        f"SELECT session_id, {EVENT_COLUMNS} FROM events WHERE session_id = %s "
+        "AND seq >= %s AND seq < %s ORDER BY seq",
+        (session_id, next_seq, next_seq + len(rows)),
+    ).fetchall()
+    if created is not None:
+        if found is None:
+            return False  # no session row: nothing of the append is stored
+        if bytes(found[0]) != created[1]:
+            raise SessionAlreadyExists(
+                f'session "{session_id}" already exists', session_id=session_id
+            )
+    if [tuple(row) for row in stored] == list(rows):
+        return True
+    if not stored:
+        return False
+    raise ConcurrentWriteError(
+        f'session "{session_id}": seqs from {next_seq} on were written by another writer',
+        session_id=session_id,
+        expected_seq=next_seq,
+    )

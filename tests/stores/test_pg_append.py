@@ -1,0 +1,100 @@
+"""The PostgreSQL append: the expected-seq fence, and appends whose COMMIT outcome is unknown.
+
+Against the real server (``postgres_url``). The connection is cut around ``COMMIT`` by a proxy
+(``tests/stores/pg_proxy.py``) that either forwards the ``COMMIT`` and drops the reply, or
+drops the ``COMMIT`` itself: either way the append is stored exactly once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from agentlog.errors import ConcurrentWriteError, SessionAlreadyExists
+from agentlog.stores import open_backend, open_store
+from tests.stores.contract import clock, start_turn, wire
+from tests.stores.pg_proxy import CommitCutter, Cut
+
+# --- appends whose COMMIT outcome is unknown -------------------------------------------------
+
+
+@pytest.fixture
+def cutter() -> Iterator[CommitCutter]:
+    proxy = CommitCutter()
+    yield proxy
+    proxy.close()
+
+
+@pytest.mark.parametrize("cut", ["after", "before"])
+def test_an_append_cut_off_at_commit_is_stored_exactly_once(
+    postgres_url: str, cutter: CommitCutter, cut: Cut
+) -> None:
+    """``after``: the server committed but the reply never came, so the read-back finds the
+    rows and the append succeeds without writing them again; ``before``: the server never saw
+    the COMMIT and rolled back, so the read-back finds nothing and the append is sent again."""
+    proxied = postgres_url.replace("@127.0.0.1:5432/", f"@127.0.0.1:{cutter.port}/")
+    with open_store(f"{proxied}&sslmode=disable", clock=clock) as store:
+        session = store.create("s1")
+        start_turn(session, 1)
+        cutter.arm(cut)
+        with session.batch():
+            session.append("step/end", {"turn": 1, "step": 1})
+            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+        assert cutter.cuts == 1  # the batch's COMMIT really was cut
+        session.append("turn/start", {"turn": 2})
+        expected = wire(session.events)
+        session.close()
+    with open_store(postgres_url, clock=clock) as store:
+        stored = store.read_from("s1", 0)
+    assert wire(stored) == expected
+    assert [event.seq for event in stored] == list(range(len(expected)))
+
+
+# --- the expected-seq fence -----------------------------------------------------------------
+
+
+def test_racing_appends_at_one_seq_store_exactly_one(postgres_url: str) -> None:
+    """Eight threads append different events at the same next seq under one lease (as writers
+    that lost track of the tail would): one wins, seven get ``ConcurrentWriteError``, and the
+    log holds the winner's event once."""
+    backend = open_backend(postgres_url)
+    lease = backend.lease("s1")
+    header = {"version": 4, "id": "s1", "createdAt": 1, "isSeeded": False, "delegationDepth": 0}
+    try:
+        backend.append(
+            lease,
+            header,
+            [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}],
+            next_seq=0,
+        )
+        with pytest.raises(SessionAlreadyExists):
+            backend.append(lease, header, [], next_seq=0)
+        outcomes: list[object] = []
+        start = threading.Barrier(8)
+
+        def race(index: int) -> None:
+            event = {"type": "step/start", "seq": 1, "time": 1, "data": {"turn": 1, "step": index}}
+            start.wait()
+            try:
+                backend.append(lease, header, [event], next_seq=1)
+                outcomes.append(index)
+            except ConcurrentWriteError as exc:
+                outcomes.append(exc)
+
+        threads = [threading.Thread(target=race, args=(index,)) for index in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        winners = [o for o in outcomes if isinstance(o, int)]
+        losers = [o for o in outcomes if isinstance(o, ConcurrentWriteError)]
+        assert (len(winners), len(losers)) == (1, 7)
+        assert all((e.expected_seq, e.stored_seq) == (1, 2) for e in losers)
+        stored = backend.read("s1").events
+        assert [e["seq"] for e in stored] == [0, 1]
+        assert stored[1]["data"] == {"turn": 1, "step": winners[0]}
+    finally:
+        lease.release()
+        backend.close()
