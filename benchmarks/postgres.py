@@ -72,7 +72,7 @@ WORKER_ROUNDS: Final = 2
 
 _COLUMNS: Final = (
     "session_id text NOT NULL, seq bigint NOT NULL, type text NOT NULL, time bigint NOT NULL, "
-    "data bytea NOT NULL, source_event_seqs text, surface_op text, ignorable boolean, "
+    "data bytea NOT NULL, source_event_seqs text, surface_op text, ignorable smallint, "
     "PRIMARY KEY (session_id, seq)"
 )
 """The store's ``events`` columns (``agentlog.stores._pg_schema``), for the raw baselines."""

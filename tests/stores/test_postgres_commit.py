@@ -56,7 +56,7 @@ def rows(url: str, sid: str) -> tuple[int, int, int | None]:
             (sid,),
         ).fetchone()
         tail = connection.execute(
-            f"SELECT next_seq FROM {schema}.sessions WHERE session_id = %s", (sid,)
+            f"SELECT next_seq FROM {schema}.sessions WHERE id = %s", (sid,)
         ).fetchone()
     assert count is not None
     return int(count[0]), int(count[1]), None if tail is None else int(tail[0])

@@ -52,7 +52,7 @@ from tests.stores.test_crash import (
 LEASE = 0.5
 """Seconds: the shortest lease the store accepts, so that expiry happens within the test."""
 TRIALS = 8
-SLOW_TRIALS = 80
+SLOW_TRIALS = 48
 ELSEWHERE = "another-host.invalid"
 Wire = dict[str, Any]
 
