@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,18 @@ def test_tail_prints_the_last_stored_events(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["jsonl", "sqlite"])
 def test_tail_follows_a_session_another_process_is_writing(kind: str, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/s.db" if kind == "sqlite" else f"jsonl:///{tmp_path}/s"
+    follow_live(url, interval=0.02)
+
+
+def test_tail_follows_a_postgresql_session_on_notify(postgres_url: str) -> None:
+    """With a 60 s interval, only ``LISTEN``/``NOTIFY`` can show the eleven appends that come
+    within a second: each commit wakes the follower at once."""
+    elapsed = follow_live(postgres_url, interval=60)
+    assert elapsed < 20
+
+
+def follow_live(url: str, *, interval: float) -> float:
+    """Follow the writer's session ``live`` with ``tail -f``; seconds from go to its turn end."""
     env = {**os.environ, **ENV}
     writer = subprocess.Popen(
         [sys.executable, "-c", WRITER, url],
@@ -60,8 +73,8 @@ def test_tail_follows_a_session_another_process_is_writing(kind: str, tmp_path: 
     assert writer.stdin is not None
     assert writer.stdout.readline() == "started\n"
     follower = subprocess.Popen(
-        [sys.executable, "-m", "agentlog", "tail", "live", "-f", "--json", "--interval", "0.02",
-         "--store", url],
+        [sys.executable, "-m", "agentlog", "tail", "live", "-f", "--json", "--interval",
+         str(interval), "--store", url],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -71,15 +84,19 @@ def test_tail_follows_a_session_another_process_is_writing(kind: str, tmp_path: 
     try:
         first = json.loads(follower.stdout.readline())
         assert (first["seq"], first["type"]) == (0, "turn/start")
+        time.sleep(0.5)  # the follower is waiting for the next append now
+        started = time.monotonic()
         writer.stdin.write("go\n")
         writer.stdin.flush()
         seen = [first]
         while len(seen) < 12:
             seen.append(json.loads(follower.stdout.readline()))
+        elapsed = time.monotonic() - started
         assert [event["seq"] for event in seen] == list(range(12))
         assert seen[-1]["type"] == "turn/end"
         assert writer.wait(timeout=30) == 0
         assert follower.poll() is None  # still following
+        return elapsed
     finally:
         follower.terminate()
         follower.wait(timeout=30)

@@ -6,10 +6,13 @@ belongs to the stores.
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 
 from agentlog import Session, SessionForkError, build_fork_seed, open_turn_closers
 from agentlog import messages as m
+from agentlog.lifecycle import fork_child
 
 
 def session_with_open_turn() -> Session:
@@ -156,3 +159,36 @@ def test_child_appends_never_reach_the_parent() -> None:
     assert parent.events is before
     assert parent.seq == 4
     assert all(event.data.get("id") != "u9" for event in parent.events)
+
+
+def test_the_one_fork_names_its_child_a_uuid_and_writes_the_spec_header() -> None:
+    parent = session_with_open_turn()
+    child = parent.fork()
+    assert str(uuid.UUID(child.id)) == child.id
+    assert dict(child.header) == {
+        "version": 4,
+        "id": child.id,
+        "createdAt": 9,
+        "cwd": "/work",
+        "parentSession": "parent",
+        "isSeeded": True,
+    }
+
+
+def test_a_stored_fork_child_has_the_header_a_store_writes() -> None:
+    parent = session_with_open_turn()
+    child = fork_child(
+        "parent", parent.events, parent.header, boundary=1, child_id="c", created_at=7, stored=True
+    )
+    assert list(child.header.items()) == [
+        ("version", 4),
+        ("id", "c"),
+        ("createdAt", 7),
+        ("cwd", "/work"),
+        ("parentSession", "parent"),
+        ("isSeeded", True),
+        ("delegationDepth", 0),
+    ]
+    assert child.inherited_event_count == 2
+    with pytest.raises(SessionForkError, match="fork boundary 9 does not exist"):
+        fork_child("parent", parent.events, parent.header, boundary=9, created_at=7)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from agentlog import FORMAT_VERSION, SeedRejected, Session
+from agentlog.session import new_header, stored_header
 from agentlog.values import MAX_SAFE_INTEGER
 from tests.session.support import CLOCK_MS, clock, raises_exactly
 
@@ -192,3 +193,26 @@ def test_is_seeded_must_be_a_boolean(seeded: Any) -> None:
 def test_a_synthesized_header_is_validated_like_a_supplied_one(now: Any) -> None:
     with pytest.raises(SeedRejected):
         Session.create("s", clock=lambda: now)
+
+
+def test_new_headers_are_the_spec_header_and_stored_headers_add_what_dsh_writes() -> None:
+    assert new_header("s", 5) == {"version": 4, "id": "s", "createdAt": 5, "isSeeded": False}
+    child = new_header("c", 6, cwd="/w", parent="s")
+    assert child == {
+        "version": 4,
+        "id": "c",
+        "createdAt": 6,
+        "cwd": "/w",
+        "parentSession": "s",
+        "isSeeded": True,
+    }
+    shuffled = {"vendor": 1, "isSeeded": False, "id": "s", "createdAt": 5, "version": 4}
+    assert list(stored_header(shuffled).items()) == [
+        ("version", 4),
+        ("id", "s"),
+        ("createdAt", 5),
+        ("isSeeded", False),
+        ("delegationDepth", 0),
+        ("vendor", 1),
+    ]
+    assert stored_header({**shuffled, "delegationDepth": 2})["delegationDepth"] == 2

@@ -330,7 +330,7 @@ class StoreContract(ABC):
     ) -> None:
         """Store ``events`` under ``header`` straight through the backend (no checks at all)."""
         backend = self.make_backend(tmp_path)
-        lease = backend.lease(header["id"], cwd=header.get("cwd"))
+        lease = backend.lease(header["id"])
         try:
             backend.append(lease, header, events, next_seq=0)
         finally:

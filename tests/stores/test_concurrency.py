@@ -239,7 +239,7 @@ def test_one_id_gets_one_log_when_two_writers_create_it_in_different_cwds(
 ) -> None:
     """Their ``session.lock`` files differ (one per project directory): both leases succeed."""
     backend = open_backend(url_for(scheme, tmp_path))
-    leases = [backend.lease("s", cwd=cwd) for cwd in ("/a", "/b")]
+    leases = [backend.lease("s") for _cwd in ("/a", "/b")]
     headers = [
         {"version": 4, "id": "s", "createdAt": T0, "cwd": cwd, "isSeeded": False}
         for cwd in ("/a", "/b")

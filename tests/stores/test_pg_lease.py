@@ -95,3 +95,14 @@ def test_releasing_a_session_frees_its_lease_at_once(postgres_url: str) -> None:
     with psycopg.connect(POSTGRES_SERVER, autocommit=True) as connection:
         left = connection.execute(f"SELECT count(*) FROM {schema_of(postgres_url)}.leases")
         assert left.fetchone() == (0,)
+
+
+def test_a_hung_transaction_ends_when_its_lease_could_be_taken_over(postgres_url: str) -> None:
+    """Every pooled connection has ``idle_in_transaction_session_timeout`` = the lease time."""
+    with open_store(f"{postgres_url}&lease_seconds=2.5") as store:
+        backend: Any = store._backend  # the pool's connection settings are the point
+        with backend._connection() as connection:
+            timeout = connection.execute("SHOW idle_in_transaction_session_timeout").fetchone()
+            path = connection.execute("SHOW search_path").fetchone()
+    assert timeout == ("2500ms",)
+    assert path == (schema_of(postgres_url),)

@@ -68,6 +68,9 @@ class TestPostgres(StoreContract):
     def store_url(self, tmp_path: Path) -> str:
         return self.url
 
+    def raw_location(self, tmp_path: Path, session_id: str) -> str:
+        return self.url
+
     def make_store(self, tmp_path: Path, **options: Any) -> Store:
         return open_store(self.url, **options)
 

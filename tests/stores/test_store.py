@@ -14,7 +14,7 @@ import pytest
 
 from agentlog import AgentlogError, EventRejected, SeedRejected, check_invariants
 from agentlog.errors import CorruptLog, FormatVersionError, SessionLocked, StoreError
-from agentlog.stores import Lease, Store, TornTail
+from agentlog.stores import Lease, Store
 from agentlog.stores.memory import MemoryBackend
 from agentlog.values import JsonValue
 from tests.stores.contract import (
@@ -43,11 +43,10 @@ class FlakyBackend(MemoryBackend):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None = None,
     ) -> None:
         if self.failures:
             raise self.failures.pop(0)
-        super().append(lease, header, events, next_seq=next_seq, truncate=truncate)
+        super().append(lease, header, events, next_seq=next_seq)
 
 
 def write(backend: MemoryBackend, header: dict[str, Any], events: list[dict[str, Any]]) -> None:

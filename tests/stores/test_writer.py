@@ -17,7 +17,7 @@ import pytest
 
 from agentlog import Event, Session
 from agentlog.errors import SessionNotFound, StoreError
-from agentlog.stores import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
+from agentlog.stores import Backend, Lease, RepairResult, SessionInfo, StoredLog
 from agentlog.stores.writer import Batcher, Writer
 from agentlog.values import JsonValue
 from tests.stores.contract import clock
@@ -45,10 +45,10 @@ class RecordingBackend(Backend):
     def exists(self, session_id: str) -> bool:
         return False
 
-    def read(self, session_id: str) -> StoredLog:
+    def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
         raise SessionNotFound(f'session "{session_id}" not found')
 
-    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+    def lease(self, session_id: str) -> Lease:
         lease = RecordingLease()
         self.leases.append(lease)
         return lease
@@ -60,7 +60,6 @@ class RecordingBackend(Backend):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None = None,
     ) -> None:
         assert lease in self.leases
         if self.failures:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from agentlog.stores import Store, open_store
-from agentlog.stores.url import SCHEMES
+from agentlog.stores.registry import schemes
 
 __all__ = ["StoreArgument", "resolve_store"]
 
@@ -32,7 +32,7 @@ def resolve_store(store: StoreArgument) -> tuple[Store, bool]:
         return store, False
     if store is None:
         return open_store(), True
-    if isinstance(store, str) and store.partition(":")[0] in SCHEMES:
+    if isinstance(store, str) and store.partition(":")[0] in schemes():
         return open_store(store), True
     if isinstance(store, str | os.PathLike):
         path = Path(store).expanduser().resolve()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TypeAlias
 
 from agentlog.stores import Store, open_store
-from agentlog.stores.url import SCHEMES
+from agentlog.stores.registry import schemes
 
 __all__ = ["StoreRef", "resolve_store"]
 
@@ -33,7 +33,7 @@ def resolve_store(store: StoreRef) -> tuple[Store, bool]:
         return open_store(), True
     text = os.fspath(store)
     scheme, sep, _ = text.partition(":")
-    if sep and scheme in SCHEMES:
+    if sep and scheme in schemes():
         return open_store(text), True
     path = Path(text).expanduser().resolve()
     scheme = "jsonl" if path.is_dir() else "sqlite"

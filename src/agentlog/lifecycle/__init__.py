@@ -3,7 +3,12 @@
 Implements spec/core.md §9.4, §10 and §11.
 """
 
-from agentlog.lifecycle.fork import build_fork_seed, check_fork_boundary, fork_session
+from agentlog.lifecycle.fork import (
+    build_fork_seed,
+    check_fork_boundary,
+    fork_child,
+    fork_session,
+)
 from agentlog.lifecycle.invariants import (
     InvariantTrace,
     Trace,
@@ -39,6 +44,7 @@ __all__ = [
     "check_fork_boundary",
     "check_invariants",
     "check_provider_history",
+    "fork_child",
     "fork_session",
     "has_invariants",
     "history_problems",

@@ -9,15 +9,16 @@ parent's event objects instead of copying them; nothing the child does reaches t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agentlog.errors import SessionForkError
 from agentlog.lifecycle.repair import open_turn_closers
-from agentlog.session import Session
+from agentlog.session import Clock, Session, new_header, stored_header
+from agentlog.surface import MessageProjection
 from agentlog.values import is_seq, js_text
 
-__all__ = ["build_fork_seed", "check_fork_boundary", "fork_session"]
+__all__ = ["build_fork_seed", "check_fork_boundary", "fork_child", "fork_session"]
 
 
 def build_fork_seed(events: Sequence[Mapping[str, Any]], boundary: int) -> list[Mapping[str, Any]]:
@@ -64,35 +65,66 @@ def check_fork_boundary(session_id: str, length: int, boundary: object) -> int:
     return cut
 
 
-def fork_session(parent: Session, boundary: object = None, child_id: str | None = None) -> Session:
-    """Fork ``parent`` after ``boundary`` (default: its last event) into a detached child.
+def fork_child(
+    source_id: str,
+    events: Sequence[Mapping[str, Any]],
+    source_header: Mapping[str, Any],
+    *,
+    boundary: object = None,
+    child_id: str | None = None,
+    created_at: int,
+    projections: Iterable[MessageProjection] = (),
+    clock: Clock | None = None,
+    stored: bool = False,
+) -> Session:
+    """The detached fork child of a log: ``events`` (the source's) cut after ``boundary``.
 
-    The child's header names its parent (``parentSession``), copies ``cwd`` and is seeded
-    (``isSeeded: true``, ``inherited_event_count = boundary + 1``).
+    The one fork of agentlog: ``Session.fork`` / ``fork_session`` and ``Store.fork`` both build
+    their child here. The child inherits events ``0..boundary`` (default: all; none of an empty
+    log), with the seed of ``build_fork_seed``; its header (``new_header``) names the source
+    (``parentSession``), copies its ``cwd`` and is seeded; ``stored``: in the form a store
+    writes (``stored_header``: ``delegationDepth`` 0). The child id defaults to a fresh UUID.
 
     Raises:
-        SessionForkError: for an invalid boundary.
+        SessionForkError: ``INVALID_BOUNDARY`` for a boundary outside the log.
     """
-    events = parent.events
-    if boundary is None and not events:
-        seed: list[Mapping[str, Any]] = []
-        inherited = 0
-    else:
+    seed: list[Mapping[str, Any]] = []
+    inherited = 0
+    if boundary is not None or events:
         last = len(events) - 1
-        cut = check_fork_boundary(parent.id, len(events), last if boundary is None else boundary)
+        cut = check_fork_boundary(source_id, len(events), last if boundary is None else boundary)
         seed = build_fork_seed(events, cut)
         inherited = cut + 1
-    child_id = child_id or f"{parent.id}-fork-{uuid.uuid4().hex[:12]}"
-    header: dict[str, Any] = {"version": 4, "id": child_id, "createdAt": parent.clock()}
-    if "cwd" in parent.header:
-        header["cwd"] = parent.header["cwd"]
-    header["parentSession"] = parent.id
-    header["isSeeded"] = True
+    child_id = str(uuid.uuid4()) if child_id is None else child_id
+    header = new_header(child_id, created_at, cwd=source_header.get("cwd"), parent=source_id)
+    if stored:
+        header = stored_header(header)
     return Session.from_events(
         child_id,
         seed,
         header,
         inherited_event_count=inherited,
+        projections=projections,
+        clock=clock,
+    )
+
+
+def fork_session(parent: Session, boundary: object = None, child_id: str | None = None) -> Session:
+    """Fork ``parent`` after ``boundary`` (default: its last event) into a detached child.
+
+    The child is ``fork_child``'s: its header names its parent (``parentSession``), copies
+    ``cwd`` and is seeded (``isSeeded: true``, ``inherited_event_count = boundary + 1``).
+
+    Raises:
+        SessionForkError: for an invalid boundary.
+    """
+    return fork_child(
+        parent.id,
+        parent.events,
+        parent.header,
+        boundary=boundary,
+        child_id=child_id,
+        created_at=parent.clock(),
         projections=parent.projections,
         clock=parent.clock,
     )

@@ -3,7 +3,7 @@
 Implements spec/core.md §3, §4, §6, §7 and §9.
 """
 
-from agentlog.session.header import FORMAT_VERSION, build_header
+from agentlog.session.header import FORMAT_VERSION, build_header, new_header, stored_header
 from agentlog.session.hooks import Observer, Trace, Validator, on_session_created
 from agentlog.session.ids import MAX_ID_BYTES, check_session_id, session_id_problem
 from agentlog.session.log import EventLog
@@ -28,7 +28,9 @@ __all__ = [
     "canonical_header",
     "fold_request_header",
     "header_equals",
+    "new_header",
     "on_session_created",
     "session_id_problem",
+    "stored_header",
     "wall_clock",
 ]

@@ -2,20 +2,68 @@
 
 ``build_header()`` validates a supplied header (texts E63–E75 of §14) or synthesizes
 ``{version: 4, id, createdAt: now, isSeeded: false}``. Unknown extra keys are retained.
+``new_header()`` is the header of every session a store creates or forks, and
+``stored_header()`` the key order a header is stored in (dsh's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from agentlog.errors import NotLosslessJson, SeedRejected
-from agentlog.values import FrozenDict, is_safe_integer, js_text, snapshot
+from agentlog.values import FrozenDict, JsonValue, is_safe_integer, js_text, snapshot
 
-__all__ = ["FORMAT_VERSION", "build_header"]
+__all__ = ["FORMAT_VERSION", "HEADER_ORDER", "build_header", "new_header", "stored_header"]
 
 FORMAT_VERSION: Final = 4
 """The session format agentlog reads and writes natively."""
+HEADER_ORDER: Final = (
+    "version",
+    "id",
+    "createdAt",
+    "cwd",
+    "parentSession",
+    "isSeeded",
+    "origin",
+    "delegationDepth",
+    "agentPreset",
+)
+"""The order dsh writes header keys in; other keys follow in their own order."""
+
+
+def new_header(
+    session_id: str, created_at: int, *, cwd: object = None, parent: str | None = None
+) -> dict[str, Any]:
+    """A format-4 header of a new session or fork child (spec/core.md §2.2, §10.1).
+
+    ``isSeeded`` is true exactly for a fork child (``parent``). A store writes it as
+    ``stored_header`` makes it (with ``delegationDepth``, as dsh writes it).
+    """
+    header: dict[str, Any] = {"version": FORMAT_VERSION, "id": session_id, "createdAt": created_at}
+    if cwd is not None:
+        header["cwd"] = cwd
+    if parent is not None:
+        header["parentSession"] = parent
+    header["isSeeded"] = parent is not None
+    return header
+
+
+def stored_header(header: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """``header`` as it is stored: dsh's key order, then the other keys in their order.
+
+    ``delegationDepth`` is 0 when absent (dsh requires it on read).
+    """
+    record: dict[str, JsonValue] = {}
+    for key in HEADER_ORDER:
+        if key in header:
+            record[key] = header[key]
+        elif key == "delegationDepth":
+            record[key] = 0
+    for key, value in header.items():
+        if key not in record:
+            record[key] = value
+    return record
 
 
 def build_header(session_id: str, header: object, clock: Callable[[], int]) -> FrozenDict:
@@ -25,12 +73,7 @@ def build_header(session_id: str, header: object, clock: Callable[[], int]) -> F
         SeedRejected: with the exact catalogue text (E63–E75).
     """
     if header is None:
-        header = {
-            "version": FORMAT_VERSION,
-            "id": session_id,
-            "createdAt": clock(),
-            "isSeeded": False,
-        }
+        header = new_header(session_id, clock())
     try:
         value = snapshot(header)
     except NotLosslessJson as exc:

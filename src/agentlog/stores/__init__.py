@@ -11,15 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from agentlog.errors import StoreError
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
 from agentlog.stores.files import load_file
-from agentlog.stores.jsonl import JsonlBackend
-from agentlog.stores.memory import MemoryBackend
 from agentlog.stores.paging import SessionPage
 from agentlog.stores.read_only import ReadOnlyBackend
 from agentlog.stores.reading import Inspection
-from agentlog.stores.sqlite import SqliteBackend
+from agentlog.stores.registry import backend_entry, register_backend
 from agentlog.stores.store import MigrationPlan, Store
 from agentlog.stores.url import default_home, default_store_url, parse_store_url
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
@@ -41,39 +38,20 @@ __all__ = [
     "migrate_store",
     "open_backend",
     "open_store",
+    "register_backend",
 ]
 
 
 def open_backend(url: str, *, read_only: bool = False) -> Backend:
     """The backend a store URL (or path) names (see ``agentlog.stores.url``).
 
+    The scheme's class comes from ``agentlog.stores.registry`` (imported on first use).
     Read-only (``read_only=True`` or ``?mode=ro``): nothing is created, and a file store that
     does not exist is an error rather than an empty store.
     """
     parsed = parse_store_url(url)
     read_only = read_only or parsed.read_only
-    backend: Backend
-    if parsed.scheme == "memory":
-        backend = MemoryBackend(url)
-    elif parsed.scheme == "postgresql":
-        # Imported here: the postgres extra (psycopg) is optional, and ``import agentlog``
-        # must not need it. A missing extra raises ImportError naming it.
-        from agentlog.stores.postgres import PostgresBackend
-
-        # The backend checks the schema without creating it when read-only, and refuses writes
-        # itself; the wrapper below is for the uniform read-only message.
-        backend = PostgresBackend(url, read_only=read_only)
-    elif parsed.scheme == "sqlite":
-        assert parsed.path is not None
-        backend = SqliteBackend(parsed.path, url=parsed.url, read_only=read_only)
-    else:
-        assert parsed.path is not None
-        if read_only and not parsed.path.is_dir():
-            raise StoreError(
-                f'no JSONL store at "{parsed.path}" (no such directory)', path=str(parsed.path)
-            )
-        compressed = parsed.scheme == "jsonl+zstd"
-        backend = JsonlBackend(parsed.path, compressed=compressed, url=parsed.url)
+    backend = backend_entry(parsed.scheme).load(url).from_url(parsed, read_only=read_only)
     return ReadOnlyBackend(backend) if read_only else backend
 
 

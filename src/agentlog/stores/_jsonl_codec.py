@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from sys import intern
-from typing import Any, Final
+from typing import Any
 
 import orjson
 
 from agentlog.errors import NotLosslessJson
 from agentlog.events import event_or_record, settle_owned_wire
+from agentlog.session.header import stored_header
 from agentlog.stores.recovery import UNREPRESENTABLE
 from agentlog.values import JsonValue, dumps, is_seq, loads, share_strings
 
@@ -35,33 +36,15 @@ __all__ = [
     "header_problem",
 ]
 
-_HEADER_ORDER: Final = (
-    "version",
-    "id",
-    "createdAt",
-    "cwd",
-    "parentSession",
-    "isSeeded",
-    "origin",
-    "delegationDepth",
-    "agentPreset",
-)
-
 
 def encode_header_line(header: Mapping[str, JsonValue]) -> bytes:
-    """The first line of a transcript: ``type: "session"``, then the header in dsh's order.
+    """The first line of a transcript: ``type: "session"``, then the header as stored.
 
-    ``delegationDepth`` is written as 0 when absent (dsh requires it on read).
+    ``stored_header``: dsh's key order, ``delegationDepth`` 0 when absent.
     """
     record: dict[str, JsonValue] = {"type": "session"}
-    for key in _HEADER_ORDER:
-        if key in header:
-            record[key] = header[key]
-        elif key == "delegationDepth":
-            record[key] = 0
-    for key, value in header.items():
-        if key not in record:
-            record[key] = value
+    for key, value in stored_header(header).items():
+        record.setdefault(key, value)  # a header's own "type" never replaces the record's
     return dumps(record) + b"\n"
 
 

@@ -28,10 +28,10 @@ from agentlog.errors import (
     ConcurrentWriteError,
     SessionAlreadyExists,
     SessionLocked,
-    SessionNotFound,
     StoreError,
 )
 from agentlog.stores._pg_lease import RENEW, PostgresLease
+from agentlog.stores.base import session_not_found
 from agentlog.values import JsonValue, dumps
 
 __all__ = ["CHANNEL", "Refused", "append_once", "landed", "refusal", "session_row"]
@@ -172,7 +172,7 @@ def refusal(
             session_id=session_id,
         )
     if stored is None:
-        return SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+        return session_not_found(session_id)
     return ConcurrentWriteError(
         f'session "{session_id}" append starts at seq {next_seq}, stored next seq is {stored[0]}',
         session_id=session_id,

@@ -1,10 +1,16 @@
 """The store contract: what every backend implements, and what it hands back.
 
 Implements the backend half of spec/persistence.md §2.2. A ``Backend`` only moves bytes or rows:
-it reads a stored log (reporting a torn tail, never repairing it), takes the writer lease,
-appends a batch durably, and lists headers. Everything that is the same for every backend —
-one writer per session, id rules, crash repair, version and vocabulary gates, forks — lives once
-in ``agentlog.stores.store.Store``.
+it reads a stored log from a seq (reporting a torn tail, never repairing it), hands out the
+writer lease of a session (a capability: a file lock, a database lock, nothing at all), appends
+a batch whose first seq is the stored next seq, and lists headers. Everything that is the same
+for every backend — one writer per session, id rules, crash repair, version and vocabulary
+gates, forks — lives once in ``agentlog.stores.store.Store``.
+
+What varies only with some backends is a capability protocol beside the contract:
+``DropsTornTails`` for a store whose crashed writer can leave a torn tail (JSONL). The shared
+checks every backend makes are here once: ``check_tail`` (the expected next seq) and
+``session_not_found``.
 """
 
 from __future__ import annotations
@@ -13,19 +19,40 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
+from agentlog.errors import (
+    ConcurrentWriteError,
+    SessionAlreadyExists,
+    SessionNotFound,
+    StoreError,
+)
 from agentlog.values import JsonValue
 
-__all__ = ["Backend", "Lease", "RepairResult", "SessionInfo", "StoredLog", "TornTail"]
+if TYPE_CHECKING:
+    from agentlog.stores.url import StoreURL
+
+__all__ = [
+    "Backend",
+    "DropsTornTails",
+    "Lease",
+    "RepairResult",
+    "SessionInfo",
+    "StoredLog",
+    "TornTail",
+    "check_tail",
+    "session_not_found",
+    "suffix",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TornTail:
-    """Bytes (or rows) after the committed prefix that a crash left behind."""
+    """What a crashed writer left after the committed prefix (only ``DropsTornTails`` stores)."""
 
     position: int
-    """Where the committed prefix ends: a byte offset (files) or the first torn seq (SQL)."""
+    """Where the committed prefix ends, in the reporting backend's own terms (JSONL: a byte
+    offset); only that backend's ``drop_torn_tail`` interprets it."""
     reason: str
     """What was found there, for logs and messages."""
     recovered: tuple[Mapping[str, Any], ...] = ()
@@ -95,7 +122,11 @@ class RepairResult:
 
 
 class Lease(ABC):
-    """The exclusive right to write one session; released by ``release()`` (idempotent)."""
+    """The exclusive right to write one session; released by ``release()`` (idempotent).
+
+    What it holds is the backend's business: a file lock (JSONL, SQLite files), a lease row
+    (server databases), or nothing but an in-process mark (memory).
+    """
 
     @abstractmethod
     def release(self) -> None:
@@ -103,18 +134,37 @@ class Lease(ABC):
 
 
 class Backend(ABC):
-    """Storage primitives of one store; ``Store`` composes them (spec/persistence.md §2.2)."""
+    """Storage primitives of one store; ``Store`` composes them (spec/persistence.md §2.2).
+
+    A backend is opened from a parsed store URL by ``from_url`` (``agentlog.stores.registry``
+    maps the URL's scheme to the class) and released by ``close``.
+    """
 
     url: str
     """The store URL this backend was opened from."""
+
+    @classmethod
+    def from_url(cls, url: StoreURL, *, read_only: bool = False) -> Self:
+        """Open the store ``url`` names (the registry's entry point for every backend).
+
+        ``read_only``: create nothing; writes are refused by the ``ReadOnlyBackend`` wrapper.
+        This default refuses: a backend reachable from a URL overrides it.
+
+        Raises:
+            StoreError: when the store cannot be opened (or, read-only, does not exist).
+        """
+        raise StoreError(f"{cls.__name__} cannot be opened from a URL ({url.url!r})")
 
     @abstractmethod
     def exists(self, session_id: str) -> bool:
         """Whether a session with this id has been written."""
 
     @abstractmethod
-    def read(self, session_id: str) -> StoredLog:
-        """Read a stored session; never writes.
+    def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
+        """The header and the committed events from ``from_seq`` on; never writes.
+
+        The events of the returned log start at ``from_seq`` (spec/persistence.md §2.1
+        ``readFrom``); ``from_seq == 0`` reads the whole log, torn tail included.
 
         Raises:
             SessionNotFound: when no session has that id.
@@ -123,10 +173,8 @@ class Backend(ABC):
         """
 
     @abstractmethod
-    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+    def lease(self, session_id: str) -> Lease:
         """Take the writer lease of ``session_id`` (whether or not it exists yet).
-
-        ``cwd`` places a session that does not exist yet (file stores keep sessions by cwd).
 
         Raises:
             SessionLocked: when another writer holds it.
@@ -140,13 +188,13 @@ class Backend(ABC):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None = None,
     ) -> None:
         """Durably append ``events`` (whose first seq is ``next_seq``) under ``lease``.
 
+        ``next_seq`` is the stored next seq the writer expects (``check_tail``);
         ``next_seq == 0`` materializes the session: header and first batch become visible
-        together or not at all. With ``truncate``, the torn tail is cut off first.
-        On failure nothing is left half-written.
+        together or not at all (a store placing sessions by the header's ``cwd`` does so
+        here). On failure nothing is left half-written.
 
         Raises:
             SessionAlreadyExists: when materializing an id that appeared meanwhile.
@@ -198,25 +246,6 @@ class Backend(ABC):
 
         return page_of(self.list(), cwd=cwd, updated_since=updated_since, after=after, limit=limit)
 
-    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
-        """The header and the committed events from ``from_seq`` on (spec/persistence.md §2.1).
-
-        The events of the returned log start at ``from_seq``, not at 0. This default reads the
-        whole log; a backend that can seek overrides it.
-
-        Raises:
-            SessionNotFound, CorruptLog: as for ``read``.
-        """
-        stored = self.read(session_id)
-        return StoredLog(
-            header=stored.header,
-            events=stored.events[from_seq:],
-            torn=stored.torn,
-            location=stored.location,
-            first_line=None if stored.first_line is None else stored.first_line + from_seq,
-            migrated_from=stored.migrated_from,
-        )
-
     def wait_for_append(self, session_id: str, revision: str | None, timeout: float) -> None:
         """Block until the session may have changed since ``revision``, or ``timeout`` seconds.
 
@@ -235,3 +264,68 @@ class Backend(ABC):
 
     def close(self) -> None:  # noqa: B027  # optional hook: most backends hold nothing open
         """Release connections and files."""
+
+
+@runtime_checkable
+class DropsTornTails(Protocol):
+    """A backend whose crashed writer can leave a torn tail (``StoredLog.torn``): JSONL.
+
+    Append-only files can end in a half-written record; transactional stores cannot, so they
+    neither report a torn tail nor implement this. ``Store.open`` drops the tail under the
+    writer lease before it appends the repair (DESIGN.md, Reliability).
+    """
+
+    def drop_torn_tail(self, lease: Lease, session_id: str, torn: TornTail) -> None:
+        """Durably cut the stored log back to the end of its committed prefix."""
+
+
+def session_not_found(session_id: str, where: str | None = None) -> SessionNotFound:
+    """The one ``SessionNotFound`` of every backend: ``session "<id>" not found``.
+
+    ``where`` (a file or database) goes into the error's ``path``.
+    """
+    context = {} if where is None else {"path": where}
+    return SessionNotFound(f'session "{session_id}" not found', session_id=session_id, **context)
+
+
+def check_tail(session_id: str, stored_next: int | None, next_seq: int) -> None:
+    """The expected-next-seq check of an append (``stored_next``: ``None`` for no session).
+
+    Optimistic concurrency for every backend: a writer names the seq its batch starts at, and
+    the append goes through only when that is the stored next seq.
+
+    Raises:
+        SessionAlreadyExists: when materializing (``next_seq == 0``) an id that is stored.
+        SessionNotFound: when appending to a session that is not stored.
+        ConcurrentWriteError: when the stored next seq differs from ``next_seq``.
+    """
+    if next_seq == 0:
+        if stored_next is not None:
+            raise SessionAlreadyExists(
+                f'session "{session_id}" already exists', session_id=session_id
+            )
+        return
+    if stored_next is None:
+        raise session_not_found(session_id)
+    if stored_next != next_seq:
+        raise ConcurrentWriteError(
+            f'session "{session_id}" append starts at seq {next_seq}, stored next seq is '
+            f"{stored_next}",
+            session_id=session_id,
+            expected_seq=next_seq,
+            stored_seq=stored_next,
+        )
+
+
+def suffix(stored: StoredLog, from_seq: int) -> StoredLog:
+    """The part of a whole stored log from ``from_seq`` on (for backends that cannot seek)."""
+    if from_seq == 0:
+        return stored
+    return StoredLog(
+        header=stored.header,
+        events=stored.events[from_seq:],
+        torn=stored.torn,
+        location=stored.location,
+        first_line=None if stored.first_line is None else stored.first_line + from_seq,
+        migrated_from=stored.migrated_from,
+    )

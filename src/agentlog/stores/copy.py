@@ -67,7 +67,7 @@ def copy_session(
     if done < len(wire):
         # The target's own lease and backend: this is the store-internal write path that
         # publishes header and events verbatim (as migrate-on-continue does), not an append.
-        lease = target._lease(session_id, header.get("cwd"))
+        lease = target._lease(session_id)
         try:
             while done < len(wire):
                 batch = wire[done : done + BATCH_EVENTS]

@@ -24,14 +24,9 @@ import secrets
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
-from agentlog.errors import (
-    CorruptLog,
-    SessionAlreadyExists,
-    SessionNotFound,
-    StoreError,
-)
+from agentlog.errors import CorruptLog, SessionAlreadyExists, StoreError
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores._causes import os_cause
 from agentlog.stores._durable_files import (
@@ -69,8 +64,13 @@ from agentlog.stores.base import (
     SessionInfo,
     StoredLog,
     TornTail,
+    session_not_found,
+    suffix,
 )
 from agentlog.values import JsonValue, loads
+
+if TYPE_CHECKING:
+    from agentlog.stores.url import StoreURL
 
 __all__ = ["JsonlBackend"]
 
@@ -78,9 +78,14 @@ _logger = logging.getLogger("agentlog.stores")
 
 
 class _FileLease(Lease):
-    """A held ``flock`` on ``session.lock``, plus the open transcript of the session."""
+    """A held ``flock`` on ``session.lock``, plus the open transcript of the session.
 
-    def __init__(self, session_id: str, directory: Path, lock_fd: int) -> None:
+    The lease of a session not stored yet is *unplaced* (``directory`` is ``None``): its
+    directory depends on the header's ``cwd``, so the lock is taken when the first append
+    materializes it (``JsonlBackend._place``).
+    """
+
+    def __init__(self, session_id: str, directory: Path | None, lock_fd: int | None) -> None:
         self.session_id = session_id
         self.directory = directory
         self._lock_fd: int | None = lock_fd
@@ -94,8 +99,15 @@ class _FileLease(Lease):
             self.log_fd = None
             self.log_size = None
         if self._lock_fd is not None:
+            assert self.directory is not None
             unlock_session(self._lock_fd, self.directory / LOCK_NAME if remove_lock else None)
             self._lock_fd = None
+
+    @property
+    def placed(self) -> Path:
+        """The session's directory (the lease holds its lock)."""
+        assert self.directory is not None, "the session was never materialized"
+        return self.directory
 
 
 class JsonlBackend(Backend):
@@ -109,6 +121,20 @@ class JsonlBackend(Backend):
         if root.exists() and not root.is_dir():
             raise StoreError(f'store root "{root}" is not a directory')
 
+    @classmethod
+    def from_url(cls, url: StoreURL, *, read_only: bool = False) -> Self:
+        """The root directory of ``jsonl:///dir`` or ``jsonl+zstd:///dir``.
+
+        Raises:
+            StoreError: read-only, when the directory does not exist.
+        """
+        assert url.path is not None
+        if read_only and not url.path.is_dir():
+            raise StoreError(
+                f'no JSONL store at "{url.path}" (no such directory)', path=str(url.path)
+            )
+        return cls(url.path, compressed=url.scheme == "jsonl+zstd", url=url.url)
+
     # --- finding --------------------------------------------------------------------------
 
     def _find(self, session_id: str) -> Path | None:
@@ -121,16 +147,31 @@ class JsonlBackend(Backend):
 
     # --- the writer lease -----------------------------------------------------------------
 
-    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
-        """Lock ``session.lock`` of the session (creating its directory for a new session)."""
+    def lease(self, session_id: str) -> Lease:
+        """Lock ``session.lock`` of a stored session; a new one's is locked when it is placed."""
         with self._errors(session_id):
             found = self._find(session_id)
-            directory = (
-                found.parent if found is not None else session_dir(self.root, session_id, cwd)
+            if found is None:
+                return _FileLease(session_id, None, None)
+            return _FileLease(
+                session_id, found.parent, lock_session(found.parent / LOCK_NAME, session_id)
+            )
+
+    def _place(self, lease: _FileLease, header: Mapping[str, JsonValue]) -> Path:
+        """The directory of a session being materialized: its cwd's, locked by the lease.
+
+        Raises:
+            SessionLocked: when another writer holds that directory's ``session.lock``.
+        """
+        if lease.directory is None:
+            cwd = header.get("cwd")
+            directory = session_dir(
+                self.root, lease.session_id, cwd if isinstance(cwd, str) else None
             )
             make_dirs(directory)
-            lock = lock_session(directory / LOCK_NAME, session_id)
-        return _FileLease(session_id, directory, lock)
+            lease._lock_fd = lock_session(directory / LOCK_NAME, lease.session_id)
+            lease.directory = directory
+        return lease.directory
 
     @contextlib.contextmanager
     def _errors(self, session_id: str | None = None) -> Iterator[None]:
@@ -162,12 +203,32 @@ class JsonlBackend(Backend):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None = None,
     ) -> None:
         """Durably append ``events``; at ``next_seq == 0``, publish header and batch at once."""
         assert isinstance(lease, _FileLease)
         with self._errors(lease.session_id):
-            self._append(lease, header, events, next_seq=next_seq, truncate=truncate)
+            self._append(lease, header, events, next_seq=next_seq)
+
+    def drop_torn_tail(self, lease: Lease, session_id: str, torn: TornTail) -> None:
+        """Truncate the transcript to its committed prefix and sync it (``DropsTornTails``).
+
+        ``torn.position`` is the byte offset where the committed prefix ends.
+        """
+        assert isinstance(lease, _FileLease)
+        with self._errors(session_id):
+            fd = self._log_fd(lease)
+            lease.log_size = None
+            os.ftruncate(fd, torn.position)
+            os.fsync(fd)
+            lease.log_size = torn.position
+
+    def _log_fd(self, lease: _FileLease) -> int:
+        """The lease's descriptor of the transcript, opened for appending on first use."""
+        if lease.log_fd is None:
+            lease.log_fd = os.open(
+                lease.placed / self._name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
+            )
+        return lease.log_fd
 
     def _append(
         self,
@@ -176,23 +237,13 @@ class JsonlBackend(Backend):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None,
     ) -> None:
         if next_seq == 0:
-            self._materialize(lease, lease.directory / self._name, header, events)
+            self._materialize(lease, self._place(lease, header) / self._name, header, events)
             return
-        if lease.log_fd is None:
-            lease.log_fd = os.open(
-                lease.directory / self._name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC
-            )
-        fd = lease.log_fd
-        if truncate is not None:
-            lease.log_size = None
-            os.ftruncate(fd, truncate.position)
-            os.fsync(fd)
-            lease.log_size = truncate.position
         if not events:
             return
+        fd = self._log_fd(lease)
         # The lease holds the only writer: the size it wrote last is the size (no fstat).
         size = lease.log_size if lease.log_size is not None else os.fstat(fd).st_size
         data = self._encode_batch(events)
@@ -201,7 +252,7 @@ class JsonlBackend(Backend):
             write_all(fd, data)
             os.fdatasync(fd)
         except OSError as exc:
-            path = lease.directory / self._name
+            path = lease.placed / self._name
             roll_back(fd, size, path, exc, lease.session_id)
             lease.log_size = size
             raise StoreError(
@@ -281,10 +332,10 @@ class JsonlBackend(Backend):
         writer that opened it meanwhile finds it replaced and locks a fresh one.
         """
         assert isinstance(lease, _FileLease)
-        directory = lease.directory
         with self._errors(session_id):
             if self._find(session_id) is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
+            directory = lease.placed
             others = [path for path in directory.iterdir() if path.name != LOCK_NAME]
             for path in sorted(others, key=lambda path: generation(path) or -1):
                 path.unlink()
@@ -317,7 +368,7 @@ class JsonlBackend(Backend):
         with self._errors(session_id):
             path = self._find(session_id)
             if path is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             data = path.read_bytes()
             plan = plan_cut(
                 data,
@@ -362,12 +413,15 @@ class JsonlBackend(Backend):
 
     # --- reading --------------------------------------------------------------------------
 
-    def read(self, session_id: str) -> StoredLog:
-        """Read a transcript: header, committed events and the torn tail a crash left."""
+    def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
+        """Read a transcript: header, committed events and the torn tail a crash left.
+
+        The events are those from ``from_seq`` on (the whole transcript is read).
+        """
         with self._errors(session_id):
             path = self._find(session_id)
             if path is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             location = str(path)
             with path.open("rb") as file:
                 header, events, torn = read_transcript(
@@ -382,13 +436,8 @@ class JsonlBackend(Backend):
                 path=location,
                 line=1,
             )
-        return StoredLog(
-            header=header,
-            events=events,
-            torn=torn,
-            location=location,
-            first_line=2,
-        )
+        stored = StoredLog(header=header, events=events, torn=torn, location=location, first_line=2)
+        return suffix(stored, from_seq)
 
     def list(self) -> list[SessionInfo]:
         """Every transcript under the root, read from its header line."""

@@ -9,24 +9,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
-from agentlog.errors import (
-    ConcurrentWriteError,
-    SessionAlreadyExists,
-    SessionLocked,
-    SessionNotFound,
-    StoreError,
-)
+from agentlog.errors import SessionLocked, StoreError
 from agentlog.stores.base import (
     Backend,
     Lease,
     RepairResult,
     SessionInfo,
     StoredLog,
-    TornTail,
+    check_tail,
+    session_not_found,
 )
 from agentlog.values import JsonValue
+
+if TYPE_CHECKING:
+    from agentlog.stores.url import StoreURL
 
 __all__ = ["MemoryBackend"]
 
@@ -54,20 +52,25 @@ class MemoryBackend(Backend):
         self._events: dict[str, list[Mapping[str, Any]]] = {}
         self._leases: set[str] = set()
 
+    @classmethod
+    def from_url(cls, url: StoreURL, *, read_only: bool = False) -> Self:
+        """A new, empty store (``memory:``): nothing to open, nothing to refuse."""
+        return cls(url.url)
+
     def exists(self, session_id: str) -> bool:
         """Whether the session was materialized (appended to)."""
         return session_id in self._headers
 
-    def read(self, session_id: str) -> StoredLog:
-        """The stored header and events (shared immutable objects)."""
+    def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
+        """The stored header and events from ``from_seq`` on (shared immutable objects)."""
         with self._lock:
             if session_id not in self._headers:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             return StoredLog(
-                header=self._headers[session_id], events=list(self._events[session_id])
+                header=self._headers[session_id], events=self._events[session_id][from_seq:]
             )
 
-    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+    def lease(self, session_id: str) -> Lease:
         """Take the in-process writer lease."""
         with self._lock:
             if session_id in self._leases:
@@ -84,31 +87,17 @@ class MemoryBackend(Backend):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None = None,
     ) -> None:
         """Append (or, at ``next_seq == 0``, create) under the lease."""
         session_id = str(header["id"])
         with self._lock:
             stored = self._events.get(session_id)
-            if next_seq == 0 and stored is None:
+            check_tail(session_id, None if stored is None else len(stored), next_seq)
+            if stored is None:
                 self._headers[session_id] = header
                 self._events[session_id] = list(events)
-                return
-            if stored is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-            if next_seq == 0 and stored:
-                raise SessionAlreadyExists(
-                    f'session "{session_id}" already exists', session_id=session_id
-                )
-            if len(stored) != next_seq:
-                raise ConcurrentWriteError(
-                    f'session "{session_id}" append starts at seq {next_seq}, stored next seq is '
-                    f"{len(stored)}",
-                    session_id=session_id,
-                    expected_seq=next_seq,
-                    stored_seq=len(stored),
-                )
-            stored.extend(events)
+            else:
+                stored.extend(events)
 
     def revision(self, session_id: str) -> str | None:
         """The number of stored events.
@@ -123,7 +112,7 @@ class MemoryBackend(Backend):
         """Forget the session, then release the lease."""
         with self._lock:
             if session_id not in self._headers:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             del self._headers[session_id], self._events[session_id]
         lease.release()
 
@@ -132,7 +121,7 @@ class MemoryBackend(Backend):
         with self._lock:
             stored = self._events.get(session_id)
             if stored is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             if cut_at > len(stored):
                 raise StoreError(
                     f'cannot cut session "{session_id}" at seq {cut_at}: it holds {len(stored)} '

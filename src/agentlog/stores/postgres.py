@@ -1,28 +1,29 @@
 """``postgresql://…`` — one session database for many agent workers on many hosts.
 
 Implements DESIGN.md decisions 7 and 10 for PostgreSQL (spec/persistence.md §4 in agentlog's own
-schema, ``_pg_schema``). Needs the ``postgres`` extra (psycopg 3 and psycopg_pool), imported
-only here: ``import agentlog`` never needs it.
+schema, ``_pg_schema``) as a ``SqlBackend``: the template's reads, cuts, deletes and revisions
+run on a pooled connection (``_transaction``, ``_query``), with its row codec; what is
+PostgreSQL's own is here and in the ``_pg_*`` modules. Needs the ``postgres`` extra (psycopg 3
+and psycopg_pool), imported only here: ``import agentlog`` never needs it.
 
-Durability: an append is one transaction — move the session's stored next seq from the
-expected value (the optimistic fence: a concurrent writer makes it match no row, and the
-``(session_id, seq)`` primary key refuses a duplicate seq anyway), renew the writer's lease,
-insert the rows, ``NOTIFY`` followers — sent as one pipeline, then ``COMMIT``. It returns after
-the server has committed (``synchronous_commit`` as the server has it; ``on`` by default).
-When the connection is lost so that the outcome of the ``COMMIT`` is unknown, the rows at
-those seqs are read back on a new connection: the same rows mean the append landed (success,
-never written twice); none mean it did not (it is sent again).
+Durability: an append is one transaction (``_pg_append``) — move the session's stored next seq
+from the expected value (the optimistic fence; the ``(session_id, seq)`` primary key refuses a
+duplicate seq anyway), renew the writer's lease, insert the rows, ``NOTIFY`` followers — sent as
+one pipeline, then ``COMMIT``. It returns after the server has committed (``synchronous_commit``
+as the server has it; ``on`` by default). When the connection is lost so that the outcome of
+the ``COMMIT`` is unknown, the rows at those seqs are read back on a new connection: the same
+rows mean the append landed (success, never written twice); none mean it did not (it is sent
+again).
 
 One writer per session across hosts: a lease row (``_pg_lease``) plus the seq fence.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from sys import intern
-from typing import Any, Final
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, Self, TypeVar
 
 try:
     import psycopg
@@ -34,13 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a test without the
     ) from exc
 import zstandard
 
-from agentlog.errors import (
-    CorruptLog,
-    SessionNotFound,
-    StoreError,
-)
-from agentlog.events import event_or_record
-from agentlog.formats import FORMAT_VERSION
+from agentlog.errors import StoreError
 from agentlog.stores._pg_append import (
     CHANNEL,
     Refused,
@@ -53,29 +48,41 @@ from agentlog.stores._pg_errors import connection_lost, pg_errors
 from agentlog.stores._pg_lease import LeaseKeeper
 from agentlog.stores._pg_schema import ensure_schema, migrate
 from agentlog.stores._pg_url import parse_postgres_url
-from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
-from agentlog.values import JsonValue, dumps, loads, share_strings
+from agentlog.stores.base import Lease, SessionInfo
+from agentlog.stores.sql import SqlBackend
+from agentlog.stores.sql.backend import COMPRESS_FROM
+from agentlog.stores.sql.rows import BadRow, event_row
+from agentlog.stores.url import StoreURL
+from agentlog.values import JsonValue
 
-__all__ = ["CHANNEL", "COMPRESS_FROM", "PostgresBackend", "migrate_schema"]
+__all__ = ["CHANNEL", "PostgresBackend", "migrate_schema"]
 
-COMPRESS_FROM: Final = 4096
-"""Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
 _ATTEMPTS: Final = 3
 """Tries of an append whose connection is lost (each after a read-back found nothing)."""
-_EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
+_ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+"""The first bytes of a zstd frame (JSON text never starts with 0x28)."""
+_T = TypeVar("_T")
 
 
-class _BadRow(Exception):
-    """A stored row that cannot be an event (or a header): where, and why."""
+class _Statements:
+    """A connection as the template uses it: each statement on a fresh cursor.
 
-    def __init__(self, seq: int, what: str) -> None:
-        super().__init__(what)
-        self.seq = seq
-        self.what = what
+    Results come in binary: ``bytea`` as raw bytes, not hex text to decode.
+    """
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self.connection = connection
+
+    def execute(self, statement: str, params: Sequence[Any]) -> psycopg.Cursor[Any]:
+        return self.connection.cursor(binary=True).execute(statement, params)
 
 
-class PostgresBackend(Backend):
+class PostgresBackend(SqlBackend):
     """Sessions in one PostgreSQL schema, shared by every worker that opens its URL."""
+
+    placeholder = "%s"
+    sessions_table = "sessions"  # in the store's schema: every connection's search_path
+    events_table = "events"
 
     def __init__(self, url: str, *, read_only: bool = False) -> None:
         parsed = parse_postgres_url(url)
@@ -84,7 +91,6 @@ class PostgresBackend(Backend):
         self._where = parsed.display
         self._read_only = read_only or parsed.read_only
         self._local = threading.local()
-        self._decompressor = zstandard.ZstdDecompressor()
         self._listener: psycopg.Connection[Any] | None = None
         self._listen_lock = threading.Lock()
         with pg_errors(self._where):
@@ -107,6 +113,11 @@ class PostgresBackend(Backend):
             self._pool.connection, seconds=parsed.lease_seconds, store=self._where
         )
 
+    @classmethod
+    def from_url(cls, url: StoreURL, *, read_only: bool = False) -> Self:
+        """The store a ``postgresql://`` URL names (its schema created unless read-only)."""
+        return cls(url.url, read_only=read_only or url.read_only)
+
     def _configure(self, connection: psycopg.Connection[Any]) -> None:
         """Set up a pooled connection: the store's schema, and the idle-transaction limit.
 
@@ -116,22 +127,89 @@ class PostgresBackend(Backend):
         connection.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(self.schema)))
         connection.execute(f"SET idle_in_transaction_session_timeout = {self._lease_ms}")
 
-    @contextmanager
+    # --- the template's hooks ---------------------------------------------------------------
+
+    @property
+    def location(self) -> str:
+        """The store's URL, its password masked."""
+        return self._where
+
+    def _errors(self, session_id: str | None = None) -> contextlib.AbstractContextManager[None]:
+        return pg_errors(self._where, session_id)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[_Statements]:
+        """``BEGIN`` on a pooled connection; ``COMMIT`` at the end, ``ROLLBACK`` on error."""
+        self._writable(None)
+        with self._pool.connection() as connection, connection.transaction():
+            self._local.transaction = connection
+            try:
+                yield _Statements(connection)
+            finally:
+                self._local.transaction = None
+
+    def _query(self, operation: Callable[[Any], _T], *, snapshot: bool = False) -> _T:
+        """A read on a pooled connection; a snapshot is one repeatable-read transaction."""
+        with self._pool.connection() as connection:
+            if not snapshot:
+                return operation(_Statements(connection))
+            with connection.transaction():
+                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                return operation(_Statements(connection))
+
+    def _keep_removed(
+        self, session_id: str, cut_at: int, stored_next: int, rows: list[tuple[Any, ...]]
+    ) -> str | None:
+        """The removed rows go to ``cuts``, in the cut's own transaction."""
+        connection: psycopg.Connection[Any] = self._local.transaction
+        stamp = connection.execute(
+            "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
+        ).fetchone()
+        assert stamp is not None
+        connection.cursor().executemany(
+            "INSERT INTO cuts VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [(row[0], stamp[0], *row[1:]) for row in rows],
+        )
+        return f"{self._where} table {self.schema}.cuts, cut_time {stamp[0]}"
+
+    def _pack_data(self, encoded: bytes) -> object:
+        """The payload's JSON bytes for the ``bytea`` column, zstd-compressed when smaller."""
+        if len(encoded) >= COMPRESS_FROM:
+            packed = self._codec().compress(encoded)
+            if len(packed) < len(encoded):
+                return packed
+        return encoded
+
+    def _unpack_data(self, index: int, data: bytes) -> bytes:
+        """The JSON bytes of a ``data`` column: a zstd frame decompressed, else as stored."""
+        if not data.startswith(_ZSTD_MAGIC):
+            return data
+        # This thread's decompression object: a zstd context must not be shared by threads,
+        # and one-shot decompression would allocate whatever size a damaged frame claims.
+        stream = zstandard.ZstdDecompressor().decompressobj()
+        try:
+            plain: bytes = stream.decompress(data)
+        except zstandard.ZstdError as exc:
+            raise BadRow(index, f"compressed data: {exc}") from exc
+        if not stream.eof:
+            raise BadRow(index, "compressed data: the frame is incomplete")
+        return plain
+
+    def _codec(self) -> zstandard.ZstdCompressor:
+        """This thread's compressor (a zstd context must not be shared between threads)."""
+        compressor: zstandard.ZstdCompressor | None = getattr(self._local, "compressor", None)
+        if compressor is None:
+            compressor = self._local.compressor = zstandard.ZstdCompressor(level=3)
+        return compressor
+
+    @contextlib.contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         with self._pool.connection() as connection:
             yield connection
 
-    # --- sessions -------------------------------------------------------------------------
+    # --- writing ----------------------------------------------------------------------------
 
-    def exists(self, session_id: str) -> bool:
-        """Whether the session has a row."""
-        with pg_errors(self._where, session_id), self._connection() as connection:
-            row = connection.execute(
-                "SELECT 1 FROM sessions WHERE id = %s", (session_id,)
-            ).fetchone()
-        return row is not None
-
-    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+    def lease(self, session_id: str) -> Lease:
         """Take the session's lease row (``SessionLocked`` while a live writer holds it)."""
         self._writable(session_id)
         with pg_errors(self._where, session_id):
@@ -144,15 +222,15 @@ class PostgresBackend(Backend):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None = None,
     ) -> None:
         """One transaction: fence on the stored next seq, renew the lease, insert, notify.
 
-        ``truncate`` is never needed: a transaction leaves no torn rows.
+        The template's append reads the tail and then writes; this one sends the fenced write
+        as one pipeline (``_pg_append``) and recognises an append whose COMMIT outcome was lost.
         """
         session_id = str(header["id"])
         self._writable(session_id)
-        rows = [self._row(session_id, event) for event in events]
+        rows = [event_row(session_id, event, self._pack_data) for event in events]
         created = session_row(header, events) if next_seq == 0 else None
         with pg_errors(self._where, session_id):
             for attempt in range(1, _ATTEMPTS + 1):
@@ -181,132 +259,6 @@ class PostgresBackend(Backend):
                     with self._connection() as connection:
                         if landed(connection, session_id, created, rows, next_seq):
                             return
-
-    def _row(self, session_id: str, event: Mapping[str, Any]) -> tuple[Any, ...]:
-        encoded = dumps(event["data"])
-        data = encoded
-        if len(encoded) >= COMPRESS_FROM:
-            packed = self._compressor().compress(encoded)
-            if len(packed) < len(encoded):
-                data = packed
-        sources = event.get("sourceEventSeqs")
-        surface_op = event.get("surfaceOp")
-        return (
-            session_id,
-            event["seq"],
-            event["type"],
-            event["time"],
-            data,
-            None if sources is None else dumps(sources).decode(),
-            None if surface_op is None else dumps(surface_op).decode(),
-            1 if event.get("ignorable") is True else None,
-        )
-
-    def _compressor(self) -> zstandard.ZstdCompressor:
-        """This thread's compressor (a zstd context must not be shared between threads)."""
-        compressor: zstandard.ZstdCompressor | None = getattr(self._local, "compressor", None)
-        if compressor is None:
-            compressor = self._local.compressor = zstandard.ZstdCompressor(level=3)
-        return compressor
-
-    # --- reading --------------------------------------------------------------------------
-
-    def read(self, session_id: str) -> StoredLog:
-        """The header and every event row, from one snapshot."""
-        return self.read_from(session_id, 0)
-
-    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
-        """The header and the event rows from ``from_seq`` on, from one snapshot."""
-        with (
-            pg_errors(self._where, session_id),
-            self._connection() as connection,
-            connection.transaction(),
-        ):
-            connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            row = connection.execute(
-                "SELECT header, next_seq FROM sessions WHERE id = %s", (session_id,)
-            ).fetchone()
-            if row is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-            cursor = connection.cursor(binary=True)
-            # A whole read sees every row, so that one no log can hold (a negative seq) is
-            # reported; a suffix starts at its seq.
-            cursor.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events WHERE session_id = %s "
-                "AND (%s = 0 OR seq >= %s) ORDER BY seq",
-                (session_id, from_seq, from_seq),
-            )
-            try:
-                header = self._decode(-1, "header", row[0])
-                current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
-                settle = event_or_record if current else _as_is
-                events = [
-                    settle(self._event(index, columns))
-                    for index, columns in enumerate(cursor, from_seq)
-                ]
-            except _BadRow as bad:
-                later = connection.execute(
-                    "SELECT count(*) FROM events WHERE session_id = %s AND seq > %s",
-                    (session_id, bad.seq),
-                ).fetchone()
-                raise self._corrupt(session_id, bad, later[0] if later else 0) from bad.__cause__
-        count = from_seq + len(events)
-        if count != max(row[1], from_seq):
-            what = f"{count} event rows but a stored tail of {row[1]}"
-            raise self._corrupt(session_id, _BadRow(count, what), 0)
-        return StoredLog(header=header, events=events, location=None)
-
-    def _event(self, index: int, columns: Sequence[Any]) -> dict[str, Any]:
-        seq, event_type, time, data, sources, surface_op, ignorable = columns
-        if seq != index:
-            raise _BadRow(index, f"seq gap (expected {index}, got {seq})")
-        data = bytes(data)
-        if data[:4] == b"\x28\xb5\x2f\xfd":  # a zstd frame (JSON text never starts so)
-            stream = self._decompressor.decompressobj()
-            try:
-                data = stream.decompress(data)
-            except zstandard.ZstdError as exc:
-                raise _BadRow(index, f"compressed data: {exc}") from exc
-            if not stream.eof:
-                raise _BadRow(index, "compressed data: the frame is incomplete")
-        event: dict[str, Any] = {
-            "type": intern(event_type),
-            "seq": seq,
-            "time": time,
-            "data": self._decode(index, "data", data),
-        }
-        if sources is not None:
-            event["sourceEventSeqs"] = self._decode(index, "source_event_seqs", sources)
-        if surface_op is not None:
-            event["surfaceOp"] = self._decode(index, "surface_op", surface_op)
-        if ignorable:
-            event["ignorable"] = True
-        share_strings(event)
-        return event
-
-    @staticmethod
-    def _decode(seq: int, column: str, text: object) -> Any:
-        if isinstance(text, memoryview):
-            text = bytes(text)
-        if not isinstance(text, str | bytes):
-            raise _BadRow(seq, f"{column} is not JSON text")
-        try:
-            return loads(text)
-        except ValueError as exc:
-            raise _BadRow(seq, f"{column} is not JSON ({exc})") from exc
-
-    def _corrupt(self, session_id: str, bad: _BadRow, following: int) -> CorruptLog:
-        if bad.seq < 0:
-            where, more = "its session row", ""
-        else:
-            where, more = f"event row seq {bad.seq}", f" ({following} later row(s) follow)"
-        return CorruptLog(
-            f'corrupt session "{session_id}" in {self._where!r} at {where}: {bad.what}{more}',
-            session_id=session_id,
-            line=None if bad.seq < 0 else bad.seq,
-            seq=None if bad.seq < 0 else bad.seq,
-            following=None if bad.seq < 0 else following,
-        )
 
     def list(self) -> list[SessionInfo]:
         """Every session row."""
@@ -342,14 +294,6 @@ class PostgresBackend(Backend):
             ).fetchall()
         return [_info(row) for row in rows]
 
-    def revision(self, session_id: str) -> str | None:
-        """The session's stored next seq: it moves with every append (``None``: no session)."""
-        with pg_errors(self._where, session_id), self._connection() as connection:
-            row = connection.execute(
-                "SELECT next_seq FROM sessions WHERE id = %s", (session_id,)
-            ).fetchone()
-        return None if row is None else str(row[0])
-
     def wait_for_append(self, session_id: str, revision: str | None, timeout: float) -> None:
         """Block until a ``NOTIFY`` says the session was appended to, or ``timeout`` seconds."""
         wanted = f"{self.schema} {session_id}"
@@ -371,101 +315,10 @@ class PostgresBackend(Backend):
                     self._listener = None
                 raise
 
-    # --- removal --------------------------------------------------------------------------
-
-    def delete(self, lease: Lease, session_id: str) -> None:
-        """One transaction removes the session's events and its row; then the lease goes."""
-        self._writable(session_id)
-        with (
-            pg_errors(self._where, session_id),
-            self._connection() as connection,
-            connection.transaction(),
-        ):
-            connection.execute("DELETE FROM events WHERE session_id = %s", (session_id,))
-            removed = connection.execute(
-                "DELETE FROM sessions WHERE id = %s", (session_id,)
-            ).rowcount
-            if removed != 1:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-        lease.release()
-
-    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
-        """Move the event rows from seq ``cut_at`` on into ``cuts``, in one transaction."""
-        self._writable(session_id)
-        with (
-            pg_errors(self._where, session_id),
-            self._connection() as connection,
-            connection.transaction(),
-        ):
-            stored = connection.execute(
-                "SELECT next_seq FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
-            ).fetchone()
-            if stored is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-            kept = connection.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events WHERE session_id = %s AND seq >= 0 "
-                "AND seq < %s ORDER BY seq",
-                (session_id, cut_at),
-            ).fetchall()
-            for index, columns in enumerate(kept):
-                why = f"it has no event row for seq {index}" if columns[0] != index else None
-                why = why or self._problem(columns)
-                if why is not None:
-                    raise CorruptLog(
-                        f'cannot cut session "{session_id}" at seq {cut_at}: event row seq '
-                        f"{index} is damaged ({why}); cut at seq {index} or before",
-                        session_id=session_id,
-                        line=index,
-                        seq=index,
-                    )
-            if len(kept) < cut_at:
-                raise StoreError(
-                    f'cannot cut session "{session_id}" at seq {cut_at}: {self._where!r} holds '
-                    f"{len(kept)} complete event(s)",
-                    session_id=session_id,
-                )
-            removed = connection.execute(
-                f"DELETE FROM events WHERE session_id = %s AND (seq >= %s OR seq < 0) "
-                f"RETURNING {_EVENT_COLUMNS}",
-                (session_id, cut_at),
-            ).fetchall()
-            saved = None
-            if removed or stored[0] != cut_at:
-                stamp = connection.execute(
-                    "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint"
-                ).fetchone()
-                assert stamp is not None
-                connection.cursor().executemany(
-                    "INSERT INTO cuts VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    [(session_id, stamp[0], *columns) for columns in removed],
-                )
-                connection.execute(
-                    "UPDATE sessions SET next_seq = %s WHERE id = %s", (cut_at, session_id)
-                )
-                saved = f"{self._where} table {self.schema}.cuts, cut_time {stamp[0]}"
-        damaged = sum(self._problem(columns) is not None for columns in removed)
-        return RepairResult(
-            session_id=session_id,
-            cut_at=cut_at,
-            removed=len(removed) - damaged,
-            damaged=damaged,
-            saved_to=saved,
-        )
-
-    def _problem(self, columns: Sequence[Any]) -> str | None:
-        try:
-            self._event(columns[0], columns)
-        except _BadRow as bad:
-            return bad.what
-        return None
-
-    def _writable(self, session_id: str) -> None:
+    def _writable(self, session_id: str | None) -> None:
         if self._read_only:
-            raise StoreError(
-                f"store {self._where!r} is open read-only: session {session_id!r} cannot be "
-                "written",
-                session_id=session_id,
-            )
+            subject = "" if session_id is None else f": session {session_id!r} cannot be written"
+            raise StoreError(f"store {self._where!r} is open read-only{subject}")
 
     def close(self) -> None:
         """Release every lease, stop the renewal thread and close the connections."""
@@ -499,7 +352,3 @@ def _info(row: Sequence[Any]) -> SessionInfo:
         parent_session=row[4],
         updated_at=row[5],
     )
-
-
-def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
-    return record

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 from agentlog.errors import StoreError
-from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
+from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
 from agentlog.values import JsonValue
 
 __all__ = ["ReadOnlyBackend"]
@@ -28,13 +28,9 @@ class ReadOnlyBackend(Backend):
         """Whether the session exists in the wrapped store."""
         return self._backend.exists(session_id)
 
-    def read(self, session_id: str) -> StoredLog:
-        """Read the session from the wrapped store."""
-        return self._backend.read(session_id)
-
-    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
-        """Read a suffix of the session from the wrapped store."""
-        return self._backend.read_from(session_id, from_seq)
+    def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
+        """Read the session (from ``from_seq`` on) from the wrapped store."""
+        return self._backend.read(session_id, from_seq)
 
     def revision(self, session_id: str) -> str | None:
         """The wrapped store's revision of the session."""
@@ -61,7 +57,7 @@ class ReadOnlyBackend(Backend):
             cwd=cwd, updated_since=updated_since, after=after, limit=limit
         )
 
-    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+    def lease(self, session_id: str) -> Lease:
         """Refused: nothing is written through a read-only store."""
         self._refuse(session_id)
 
@@ -72,7 +68,6 @@ class ReadOnlyBackend(Backend):
         events: Sequence[Mapping[str, Any]],
         *,
         next_seq: int,
-        truncate: TornTail | None = None,
     ) -> None:
         """Refused: nothing is written through a read-only store."""
         self._refuse(str(header.get("id")))

@@ -19,11 +19,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentlog.errors import CorruptLog, EventRejected, NotLosslessJson, SessionNotFound
+from agentlog.errors import CorruptLog, EventRejected, NotLosslessJson
 from agentlog.events import Event
 from agentlog.formats import FORMAT_VERSION
 from agentlog.session import Session, check_session_id
-from agentlog.stores.base import Backend, StoredLog
+from agentlog.stores.base import Backend, StoredLog, session_not_found
 from agentlog.stores.restore import Restored, collector_paused
 from agentlog.stores.writer import Writer
 
@@ -92,7 +92,7 @@ class StoreReads:
                     torn_tail=False,
                 )
             if not self._backend.exists(session_id):
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             with collector_paused():
                 stored = self._backend.read(session_id)
                 restored = self._restore(session_id, stored, repair=True)
@@ -121,8 +121,8 @@ class StoreReads:
         with self._lock:
             self._check_open()
             if not self._backend.exists(session_id):
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-            stored = self._backend.read_from(session_id, from_seq)
+                raise session_not_found(session_id)
+            stored = self._backend.read(session_id, from_seq)
             if stored.header.get("version") == FORMAT_VERSION:
                 return [_checked(session_id, stored, record) for record in stored.events]
             # An older format: the migration chain converts the whole log.

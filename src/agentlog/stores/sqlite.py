@@ -23,45 +23,28 @@ import contextlib
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from sys import intern
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Self, TypeVar
 
-import zstandard
-
-from agentlog.errors import (
-    ConcurrentWriteError,
-    CorruptLog,
-    SessionAlreadyExists,
-    SessionNotFound,
-    StoreError,
-)
-from agentlog.events import event_or_record
-from agentlog.formats import FORMAT_VERSION
+from agentlog.errors import StoreError
 from agentlog.stores._causes import os_cause, sqlite_cause
 from agentlog.stores._durable_files import make_dirs
 from agentlog.stores._file_lock import lock_name, lock_session, unlock_session
-from agentlog.stores._sqlite_cut import cut_rows
 from agentlog.stores._sqlite_read_only import read_only_query
-from agentlog.stores.base import (
-    Backend,
-    Lease,
-    RepairResult,
-    SessionInfo,
-    StoredLog,
-    TornTail,
-)
-from agentlog.values import JsonValue, dumps, loads, share_strings
+from agentlog.stores.base import Lease
+from agentlog.stores.sql import COMPRESS_FROM, SqlBackend
+from agentlog.stores.sql.cut import save_removed_rows
 
-__all__ = ["SCHEMA_VERSION", "SqliteBackend"]
+if TYPE_CHECKING:
+    from agentlog.stores.url import StoreURL
+
+__all__ = ["COMPRESS_FROM", "SCHEMA_VERSION", "SqliteBackend"]
 
 APPLICATION_ID: Final = 0x41474C47
 """``PRAGMA application_id`` of an agentlog database ("AGLG")."""
 SCHEMA_VERSION: Final = 1
 """``PRAGMA user_version``: the table layout; any other value is refused, never migrated."""
-COMPRESS_FROM: Final = 4096
-"""Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
 
 _SCHEMA: Final = """
 CREATE TABLE agentlog_sessions (
@@ -89,15 +72,6 @@ _TABLES: Final = ("agentlog_events", "agentlog_sessions")
 _T = TypeVar("_T")
 
 
-class _BadRow(Exception):
-    """A stored row that cannot be an event (or a header): where, and why."""
-
-    def __init__(self, seq: int, what: str) -> None:
-        super().__init__(what)
-        self.seq = seq
-        self.what = what
-
-
 class _NoLease(Lease):
     """The lease of a private ``:memory:`` database: no other connection can see it."""
 
@@ -118,15 +92,13 @@ class _LockLease(Lease):
             unlock_session(fd, self._path)
 
 
-class SqliteBackend(Backend):
-    """Sessions in one SQLite database file (or ``:memory:``)."""
+class SqliteBackend(SqlBackend):
+    """Sessions in one SQLite database file (or ``:memory:``): the ``SqlBackend`` hooks."""
 
     def __init__(self, path: Path, *, url: str, read_only: bool = False) -> None:
         self.url = url
         self.path = path
         self._lock = threading.RLock()
-        self._compressor = zstandard.ZstdCompressor(level=3)
-        self._decompressor = zstandard.ZstdDecompressor()
         in_memory = str(path) == ":memory:"
         self._locks = None if in_memory else path.with_name(f"{path.name}.locks")
         self._read_only = read_only
@@ -139,6 +111,12 @@ class SqliteBackend(Backend):
         else:
             with self._errors():
                 self._db = self._connect()
+
+    @classmethod
+    def from_url(cls, url: StoreURL, *, read_only: bool = False) -> Self:
+        """The database file of ``sqlite:///file.db`` (created unless ``read_only``)."""
+        assert url.path is not None
+        return cls(url.path, url=url.url, read_only=read_only)
 
     # --- opening --------------------------------------------------------------------------
 
@@ -243,11 +221,29 @@ class SqliteBackend(Backend):
                 path=str(self.path),
             ) from exc
 
-    def _query(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` on the store's connection (one transaction at a time)."""
+        with self._lock:
+            db = self._writable()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                _roll_back(db)
+                raise
+
+    def _query(
+        self, operation: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False
+    ) -> _T:
         """Run a read on the store's connection, or on a file-less read-only one."""
-        if self._read_only:
-            return read_only_query(self.path, operation)
-        return operation(self._db)
+        with self._lock:
+            if self._read_only:
+                return read_only_query(
+                    self.path, _in_snapshot(operation) if snapshot else operation
+                )
+            return (_in_snapshot(operation) if snapshot else operation)(self._db)
 
     def _writable(self) -> sqlite3.Connection:
         if self._read_only:
@@ -257,19 +253,14 @@ class SqliteBackend(Backend):
             )
         return self._db
 
-    # --- sessions -------------------------------------------------------------------------
+    @property
+    def location(self) -> str:
+        """The database file."""
+        return str(self.path)
 
-    def exists(self, session_id: str) -> bool:
-        """Whether the session has a row."""
-        with self._lock, self._errors(session_id):
-            row = self._query(
-                lambda db: db.execute(
-                    "SELECT 1 FROM agentlog_sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-            )
-        return row is not None
+    # --- the writer lease -----------------------------------------------------------------
 
-    def lease(self, session_id: str, *, cwd: str | None = None) -> Lease:
+    def lease(self, session_id: str) -> Lease:
         """Lock the session's file in ``<database>.locks/`` (``:memory:``: nothing to lock)."""
         if self._locks is None:
             return _NoLease()
@@ -278,277 +269,16 @@ class SqliteBackend(Backend):
             path = self._locks / lock_name(session_id)
             return _LockLease(lock_session(path, session_id), path)
 
-    def append(
-        self,
-        lease: Lease,
-        header: Mapping[str, JsonValue],
-        events: Sequence[Mapping[str, Any]],
-        *,
-        next_seq: int,
-        truncate: TornTail | None = None,
-    ) -> None:
-        """One transaction: check the stored tail, insert the batch, move the tail."""
-        session_id = str(header["id"])
-        rows = [self._row(session_id, event) for event in events]
-        with self._lock, self._errors(session_id):
-            db = self._writable()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                stored = db.execute(
-                    "SELECT next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-                if next_seq == 0:
-                    if stored is not None:
-                        raise SessionAlreadyExists(
-                            f'session "{session_id}" already exists', session_id=session_id
-                        )
-                    db.execute(
-                        "INSERT INTO agentlog_sessions VALUES (?, ?, ?, ?, ?, ?, 0)",
-                        (
-                            session_id,
-                            dumps(header).decode("utf-8", "surrogatepass"),
-                            header["version"],
-                            header["createdAt"],
-                            header.get("cwd"),
-                            header.get("parentSession"),
-                        ),
-                    )
-                elif stored is None:
-                    raise SessionNotFound(
-                        f'session "{session_id}" not found', session_id=session_id
-                    )
-                elif stored[0] != next_seq:
-                    raise ConcurrentWriteError(
-                        f'session "{session_id}" append starts at seq {next_seq}, stored next seq '
-                        f"is {stored[0]}",
-                        session_id=session_id,
-                        expected_seq=next_seq,
-                        stored_seq=stored[0],
-                    )
-                db.executemany("INSERT INTO agentlog_events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-                db.execute(
-                    "UPDATE agentlog_sessions SET next_seq = ? WHERE id = ?",
-                    (next_seq + len(rows), session_id),
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                _roll_back(db)
-                raise
-
-    def _row(self, session_id: str, event: Mapping[str, Any]) -> tuple[Any, ...]:
-        encoded = dumps(event["data"])
-        data: str | bytes = encoded.decode("utf-8", "surrogatepass")
-        if len(encoded) >= COMPRESS_FROM:
-            packed = self._compressor.compress(encoded)
-            if len(packed) < len(encoded):
-                data = packed
-        sources = event.get("sourceEventSeqs")
-        surface_op = event.get("surfaceOp")
-        return (
-            session_id,
-            event["seq"],
-            event["type"],
-            event["time"],
-            data,
-            None if sources is None else dumps(sources).decode(),
-            None if surface_op is None else dumps(surface_op).decode(),
-            1 if event.get("ignorable") is True else None,
+    def _keep_removed(
+        self, session_id: str, cut_at: int, stored_next: int, rows: list[tuple[Any, ...]]
+    ) -> str | None:
+        """A synced JSON-lines copy beside the database (none for ``:memory:``)."""
+        if self._locks is None:
+            return None
+        saved = save_removed_rows(
+            self.path, session_id, cut_at=cut_at, stored_next_seq=stored_next, rows=rows
         )
-
-    def read(self, session_id: str) -> StoredLog:
-        """The header and every event row, from one read transaction."""
-        return self.read_from(session_id, 0)
-
-    def read_from(self, session_id: str, from_seq: int) -> StoredLog:
-        """The header and the event rows from ``from_seq`` on, from one read transaction."""
-        with self._lock, self._errors(session_id):
-            return self._query(lambda db: self._read_rows(db, session_id, from_seq))
-
-    def _read_rows(self, db: sqlite3.Connection, session_id: str, from_seq: int) -> StoredLog:
-        db.execute("BEGIN")
-        try:
-            row = db.execute(
-                "SELECT header, next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-            # A whole read sees every row, so that one no log can hold (a negative seq) is
-            # reported; a suffix starts at its seq.
-            rows = db.execute(
-                "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
-                "FROM agentlog_events WHERE session_id = ? AND (? = 0 OR seq >= ?) ORDER BY seq",
-                (session_id, from_seq, from_seq),
-            )
-            try:
-                header = self._decode(-1, "header", row[0])
-                # Decoded row by row from the cursor, so the rows are never all held at once;
-                # a current-format record becomes its checked Event while it is fresh.
-                current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
-                settle = event_or_record if current else _as_is
-                events = [
-                    settle(self._event(index, columns))
-                    for index, columns in enumerate(rows, from_seq)
-                ]
-            except _BadRow as bad:
-                later = db.execute(
-                    "SELECT count(*) FROM agentlog_events WHERE session_id = ? AND seq > ?",
-                    (session_id, bad.seq),
-                ).fetchone()[0]
-                raise self._corrupt(session_id, bad, later) from bad.__cause__
-        finally:
-            _roll_back(db)  # a read transaction: nothing to keep
-        count = from_seq + len(events)
-        if count != max(row[1], from_seq):
-            what = f"{count} event rows but a stored tail of {row[1]}"
-            raise self._corrupt(session_id, _BadRow(count, what), 0)
-        return StoredLog(header=header, events=events, location=str(self.path))
-
-    def _event(self, index: int, columns: tuple[Any, ...]) -> dict[str, Any]:
-        seq, event_type, time, data, sources, surface_op, ignorable = columns
-        if seq != index:
-            raise _BadRow(index, f"seq gap (expected {index}, got {seq})")
-        if type(event_type) is not str or type(time) is not int:
-            raise _BadRow(index, "type or time has the wrong column type")
-        if isinstance(data, bytes):
-            # A decompression object: one-shot decompression would allocate whatever size a
-            # damaged frame header claims.
-            stream = self._decompressor.decompressobj()
-            try:
-                data = stream.decompress(data)
-            except zstandard.ZstdError as exc:
-                raise _BadRow(index, f"compressed data: {exc}") from exc
-            if not stream.eof:
-                raise _BadRow(index, "compressed data: the frame is incomplete")
-        event: dict[str, Any] = {
-            "type": intern(event_type),  # one shared string per type, as the JSONL reader
-            "seq": seq,
-            "time": time,
-            "data": self._decode(index, "data", data),
-        }
-        if sources is not None:
-            event["sourceEventSeqs"] = self._decode(index, "source_event_seqs", sources)
-        if surface_op is not None:
-            event["surfaceOp"] = self._decode(index, "surface_op", surface_op)
-        if ignorable is not None:
-            event["ignorable"] = True
-        share_strings(event)  # before the next row is decoded, which reuses the freed memory
-        return event
-
-    @staticmethod
-    def _decode(seq: int, column: str, text: object) -> Any:
-        if not isinstance(text, str | bytes):
-            what = {int: "an integer", float: "a real number"}.get(type(text), "NULL")
-            raise _BadRow(seq, f"{column} is {what}, not JSON text")
-        try:
-            return loads(text)
-        except ValueError as exc:
-            raise _BadRow(seq, f"{column} is not JSON ({exc})") from exc
-
-    def _corrupt(self, session_id: str, bad: _BadRow, following: int) -> CorruptLog:
-        if bad.seq < 0:
-            where, more = "its session row", ""
-        else:
-            where, more = f"event row seq {bad.seq}", f" ({following} later row(s) follow)"
-        return CorruptLog(
-            f'corrupt session "{session_id}" in "{self.path}" at {where}: {bad.what}{more}',
-            session_id=session_id,
-            path=str(self.path),
-            line=None if bad.seq < 0 else bad.seq,
-            seq=None if bad.seq < 0 else bad.seq,
-            following=None if bad.seq < 0 else following,
-        )
-
-    def delete(self, lease: Lease, session_id: str) -> None:
-        """One transaction removes the session's events and its row; then the lease goes."""
-        with self._lock, self._errors(session_id):
-            db = self._writable()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                db.execute("DELETE FROM agentlog_events WHERE session_id = ?", (session_id,))
-                removed = db.execute(
-                    "DELETE FROM agentlog_sessions WHERE id = ?", (session_id,)
-                ).rowcount
-                if removed != 1:
-                    raise SessionNotFound(
-                        f'session "{session_id}" not found', session_id=session_id
-                    )
-                db.execute("COMMIT")
-            except BaseException:
-                _roll_back(db)
-                raise
-        lease.release()
-
-    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
-        """Delete the event rows from seq ``cut_at`` on, in one transaction, keeping a copy.
-
-        The copy (``_sqlite_cut``; none for ``:memory:``) is written and synced before the rows
-        are deleted; rows with a negative seq, which no log can hold, are removed with them.
-        """
-        with self._lock, self._errors(session_id):
-            db = self._writable()
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                rows, saved = cut_rows(
-                    db,
-                    self.path,
-                    session_id,
-                    cut_at=cut_at,
-                    keep_copy=self._locks is not None,
-                    problem=self._problem,
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                _roll_back(db)
-                raise
-        damaged = sum(self._problem(row[1:]) is not None for row in rows)
-        return RepairResult(
-            session_id=session_id,
-            cut_at=cut_at,
-            removed=len(rows) - damaged,
-            damaged=damaged,
-            saved_to=None if saved is None else str(saved),
-        )
-
-    def _problem(self, columns: tuple[Any, ...]) -> str | None:
-        """Why a row (``seq, type, time, data, ...``) cannot be read as an event, or ``None``."""
-        try:
-            self._event(columns[0], columns)
-        except _BadRow as bad:
-            return bad.what
-        return None
-
-    def list(self) -> list[SessionInfo]:
-        """Every session row."""
-        with self._lock, self._errors():
-            rows = self._query(
-                lambda db: db.execute(
-                    "SELECT s.id, s.created_at, s.version, s.cwd, s.parent_session, "
-                    "(SELECT e.time FROM agentlog_events e WHERE e.session_id = s.id "
-                    "AND e.seq = s.next_seq - 1) FROM agentlog_sessions s"
-                ).fetchall()
-            )
-        return [
-            SessionInfo(
-                id=row[0],
-                created_at=row[1],
-                version=row[2],
-                cwd=row[3],
-                parent_session=row[4],
-                location=str(self.path),
-                updated_at=row[5],
-            )
-            for row in rows
-        ]
-
-    def revision(self, session_id: str) -> str | None:
-        """The session's stored next seq: it moves with every append (``None``: no session)."""
-        with self._lock, self._errors(session_id):
-            row = self._query(
-                lambda db: db.execute(
-                    "SELECT next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
-                ).fetchone()
-            )
-        return None if row is None else f"{self.path}:{row[0]}"
+        return str(saved)
 
     def close(self) -> None:
         """Close the connection."""
@@ -568,8 +298,19 @@ def _roll_back(db: sqlite3.Connection) -> None:
             db.execute("ROLLBACK")
 
 
-def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
-    return record
+def _in_snapshot(
+    operation: Callable[[sqlite3.Connection], _T],
+) -> Callable[[sqlite3.Connection], _T]:
+    """``operation`` inside one read transaction (a snapshot of the WAL)."""
+
+    def snapshot(db: sqlite3.Connection) -> _T:
+        db.execute("BEGIN")
+        try:
+            return operation(db)
+        finally:
+            _roll_back(db)  # a read transaction: nothing to keep
+
+    return snapshot
 
 
 def _schema_sql(db: sqlite3.Connection) -> list[tuple[str, str]]:

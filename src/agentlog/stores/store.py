@@ -24,14 +24,22 @@ from agentlog.errors import (
     SessionAlreadyExists,
     SessionForkError,
     SessionLocked,
-    SessionNotFound,
     StoreError,
 )
 from agentlog.formats import FORMAT_VERSION
-from agentlog.lifecycle import build_fork_seed, check_fork_boundary, open_turn_closers
+from agentlog.lifecycle import fork_child, open_turn_closers
 from agentlog.lifecycle.invariants import install_invariants
-from agentlog.session import Session, check_session_id, wall_clock
-from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
+from agentlog.session import Session, check_session_id, new_header, stored_header, wall_clock
+from agentlog.stores.base import (
+    Backend,
+    DropsTornTails,
+    Lease,
+    RepairResult,
+    SessionInfo,
+    StoredLog,
+    TornTail,
+    session_not_found,
+)
 from agentlog.stores.paging import MAX_PAGE, SessionPage, decode_cursor, encode_cursor
 from agentlog.stores.reading import StoreReads
 from agentlog.stores.restore import Restored, collector_paused, restore_session
@@ -127,14 +135,12 @@ class Store(StoreReads):
                 raise SessionAlreadyExists(
                     f'session "{session_id}" already exists', session_id=session_id
                 )
-            header = _new_header(session_id, self._clock(), cwd=cwd)
+            header = stored_header(new_header(session_id, self._clock(), cwd=cwd))
             session = Session.create(
                 session_id, header, projections=self._projections, clock=self._clock
             )
             _guard(session, strict)
-            writer = self._writer(
-                session_id, session.header, lambda: self._lease(session_id, cwd), 0
-            )
+            writer = self._writer(session_id, session.header, lambda: self._lease(session_id), 0)
             session.attach(writer)
             self._live[session_id] = (session, writer)
             return session
@@ -159,7 +165,7 @@ class Store(StoreReads):
                     session_id=session_id,
                 )
             if not self._backend.exists(session_id):
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             lease = self._lease(session_id)
             try:
                 with collector_paused():
@@ -172,16 +178,12 @@ class Store(StoreReads):
                     self._backend.append(lease, session.header, list(session.events), next_seq=0)
                 else:
                     # Events salvaged from a torn tail are rewritten with the closers.
+                    if stored.torn is not None:
+                        self._drop_torn_tail(lease, session_id, stored.torn)
                     committed = len(stored.events)
                     repaired = session.events[committed:]
-                    if repaired or stored.torn is not None:
-                        self._backend.append(
-                            lease,
-                            session.header,
-                            repaired,
-                            next_seq=committed,
-                            truncate=stored.torn,
-                        )
+                    if repaired:
+                        self._backend.append(lease, session.header, repaired, next_seq=committed)
             except BaseException:
                 lease.release()
                 raise
@@ -217,7 +219,7 @@ class Store(StoreReads):
                     clock=self._clock,
                 )
             if not self._backend.exists(session_id):
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             with collector_paused():
                 stored = self._backend.read(session_id)
                 return self._restore(session_id, stored, repair=True).session
@@ -236,7 +238,7 @@ class Store(StoreReads):
         with self._lock:
             self._check_open()
             if not self._backend.exists(session_id):
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             with collector_paused():
                 stored = self._backend.read(session_id)
                 restored = self._restore(session_id, stored, repair=True)
@@ -278,7 +280,7 @@ class Store(StoreReads):
                     session_id=session_id,
                 )
             if not self._backend.exists(session_id):
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             lease = self._lease(session_id)
             try:
                 return self._backend.cut(lease, session_id, cut_at=cut_at)
@@ -372,31 +374,19 @@ class Store(StoreReads):
                     code="SESSION_NOT_FOUND",
                     session_id=session_id,
                 )
-            child_id = check_session_id(str(uuid.uuid4()) if child_id is None else child_id)
-            seed: Sequence[Mapping[str, Any]] = []
-            inherited = 0
-            if boundary is not None or events:
-                last = len(events) - 1
-                cut = check_fork_boundary(
-                    session_id, len(events), last if boundary is None else boundary
-                )
-                seed = build_fork_seed(events, cut)
-                inherited = cut + 1
-            header = _new_header(
-                child_id,
-                self._clock(),
-                cwd=source_header.get("cwd"),
-                parent=session_id,
-            )
-            child = Session.from_events(
-                child_id,
-                seed,
-                header,
-                inherited_event_count=inherited,
+            child = fork_child(
+                session_id,
+                events,
+                source_header,
+                boundary=boundary,
+                child_id=child_id,
+                created_at=self._clock(),
                 projections=self._projections,
                 clock=self._clock,
+                stored=True,
             )
-            lease = self._lease(child_id, source_header.get("cwd"))
+            child_id = child.id
+            lease = self._lease(child_id)
             try:
                 writer = self._writer(child_id, child.header, lease, 0)
                 writer.catch_up(list(child.events))
@@ -428,7 +418,7 @@ class Store(StoreReads):
                     session_id=session_id,
                 )
             if not self._backend.exists(session_id):
-                raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
+                raise session_not_found(session_id)
             lease = self._lease(session_id)
             try:
                 self._backend.delete(lease, session_id)
@@ -475,8 +465,18 @@ class Store(StoreReads):
         if self._closed:
             raise AgentlogError(f"store {self.url!r} is closed")
 
-    def _lease(self, session_id: str, cwd: str | None = None) -> Lease:
-        return self._backend.lease(session_id, cwd=cwd)
+    def _lease(self, session_id: str) -> Lease:
+        return self._backend.lease(session_id)
+
+    def _drop_torn_tail(self, lease: Lease, session_id: str, torn: TornTail) -> None:
+        """Cut the tail a crashed writer left (only a ``DropsTornTails`` backend reports one)."""
+        backend = self._backend
+        if not isinstance(backend, DropsTornTails):
+            raise StoreError(
+                f'store {self.url!r} reported a torn tail of session "{session_id}" it cannot drop',
+                session_id=session_id,
+            )
+        backend.drop_torn_tail(lease, session_id, torn)
 
     def _writer(
         self, session_id: str, header: Mapping[str, Any], lease: Any, next_seq: int
@@ -505,17 +505,3 @@ def _guard(session: Session, strict: bool) -> None:
     """Structure on by default: spec/core.md §11 checked at every append from the log's end."""
     if strict:
         install_invariants(session, loaded=True)
-
-
-def _new_header(
-    session_id: str, created_at: int, *, cwd: object = None, parent: str | None = None
-) -> dict[str, Any]:
-    """A store-created format-4 header (spec/core.md §2.2; ``delegationDepth`` as dsh writes)."""
-    header: dict[str, Any] = {"version": FORMAT_VERSION, "id": session_id, "createdAt": created_at}
-    if cwd is not None:
-        header["cwd"] = cwd
-    if parent is not None:
-        header["parentSession"] = parent
-    header["isSeeded"] = parent is not None
-    header["delegationDepth"] = 0
-    return header

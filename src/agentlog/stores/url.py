@@ -21,10 +21,10 @@ from typing import Final
 from urllib.parse import parse_qsl
 
 from agentlog.errors import StoreError
+from agentlog.stores.registry import backend_entry, schemes
 
 __all__ = ["StoreURL", "default_home", "default_store_url", "parse_store_url"]
 
-SCHEMES: Final = ("memory", "jsonl", "jsonl+zstd", "sqlite", "postgresql", "postgres")
 SQLITE_SUFFIXES: Final = (".db", ".sqlite", ".sqlite3")
 """File names that make a plain path a SQLite store."""
 _SQLITE_MAGIC: Final = b"SQLite format 3\x00"
@@ -40,7 +40,8 @@ class StoreURL:
     """A parsed store URL (or path)."""
 
     scheme: str
-    """``memory``, ``jsonl``, ``jsonl+zstd``, ``sqlite`` or ``postgresql``."""
+    """The canonical scheme (``memory``, ``jsonl``, ``jsonl+zstd``, ``sqlite``, ``postgresql``
+    or another registered one; an alias is resolved)."""
     path: Path | None
     """The file or directory of a file store."""
     url: str
@@ -59,16 +60,18 @@ def parse_store_url(url: str) -> StoreURL:
     if _URL.match(url) is None:
         return _parse_path(url)
     scheme, _, rest = url.partition(":")
-    if scheme not in SCHEMES:
+    if scheme not in schemes():
         raise StoreError(f"unknown store URL {url!r}; {_HINT}")
-    if scheme in ("postgresql", "postgres"):
-        return StoreURL(scheme="postgresql", path=None, url=url)
+    entry = backend_entry(scheme)
+    scheme = entry.scheme
+    if entry.kind == "server":
+        return StoreURL(scheme=scheme, path=None, url=url)
     rest, _, query = rest.partition("?")
     read_only = _read_only(url, query)
-    if scheme == "memory":
+    if entry.kind == "memory":
         if rest not in ("", "//"):
             raise StoreError(f"a memory store URL takes no path: {url!r}")
-        return StoreURL(scheme="memory", path=None, url=url, read_only=read_only)
+        return StoreURL(scheme=scheme, path=None, url=url, read_only=read_only)
     if not rest.startswith("///") or len(rest) == 3:
         raise StoreError(
             f"store URL {url!r} needs three slashes and a path: {scheme}:///relative/path or "

@@ -1,26 +1,28 @@
-"""``Store.repair`` on a SQLite store: delete the rows from a seq on, keeping a copy of them.
+"""``Store.repair`` on a SQL store: delete the rows from a seq on, keeping a copy of them.
 
 Runs inside the backend's write transaction. A cut deletes rows, so what they held is first
-written, as JSON lines, to a new file beside the database
-(``<database>.cut-at-seq-<N>.<UTC time>.removed.jsonl``) and synced: a first line naming the
-session, the cut and the stored tail, then one line per removed row with its columns as stored
-(a blob as base64), so even a row that cannot be decoded is kept as it was.
+kept by the backend's ``_keep_removed`` hook — for a database file, as JSON lines in a new file
+beside it (``<database>.cut-at-seq-<N>.<UTC time>.removed.jsonl``, ``save_removed_rows``),
+synced: a first line naming the session, the cut and the stored tail, then one line per removed
+row with its columns as stored (a blob as base64), so even a row that cannot be decoded is kept
+as it was.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from agentlog.errors import CorruptLog, SessionNotFound, StoreError
+from agentlog.errors import CorruptLog, StoreError
 from agentlog.stores._durable_files import fsync_dir, write_new
+from agentlog.stores.base import session_not_found
+from agentlog.stores.sql.rows import EVENT_COLUMNS
 
-__all__ = ["COLUMNS", "cut_rows", "save_removed_rows"]
+__all__ = ["COLUMNS", "Cursor", "Execute", "cut_rows", "save_removed_rows"]
 
 COLUMNS = (
     "session_id",
@@ -35,77 +37,96 @@ COLUMNS = (
 """The columns of an event row, in table order."""
 
 
+class Cursor(Protocol):
+    """What the template needs of a DB-API cursor (sqlite3's and psycopg's both are)."""
+
+    rowcount: int
+
+    def fetchone(self) -> Any:
+        """The next row, or ``None``."""
+
+    def fetchall(self) -> list[Any]:
+        """The remaining rows."""
+
+    def __iter__(self) -> Any:
+        """The remaining rows, one at a time."""
+
+
+Execute = Callable[[str, Sequence[Any]], Cursor]
+"""Run one statement (written with ``?`` and ``{sessions}`` / ``{events}``) in the open
+transaction."""
+
+
 def cut_rows(
-    db: sqlite3.Connection,
-    database: Path,
+    execute: Execute,
     session_id: str,
     *,
     cut_at: int,
-    keep_copy: bool,
+    location: str,
     problem: Callable[[tuple[Any, ...]], str | None],
-) -> tuple[list[tuple[Any, ...]], Path | None]:
+    keep: Callable[[int, list[tuple[Any, ...]]], str | None],
+) -> tuple[list[tuple[Any, ...]], str | None]:
     """Delete the session's rows from seq ``cut_at`` on (inside the caller's transaction).
 
     Args:
-        db: The connection, inside a write transaction.
-        database: The database file (the copy goes beside it).
+        execute: Runs a statement in the write transaction.
         session_id: The session.
         cut_at: The first seq removed.
-        keep_copy: Write the copy (not for a ``:memory:`` database).
+        location: The database, for messages.
         problem: Why a kept row (``seq, type, time, data, ...``) cannot be read, or ``None``.
+        keep: Keeps a durable copy of the removed rows (given the stored next seq); returns
+            where, or ``None`` when the store keeps none.
 
     Returns:
-        The removed rows, and the copy of them (``None`` when nothing was removed or
-        ``keep_copy`` is false).
+        The removed rows, and where their copy is (``None`` when nothing was removed or the
+        store keeps no copy).
 
     Raises:
         SessionNotFound: when there is no such session.
         CorruptLog: when a row before ``cut_at`` is missing or damaged (a cut keeps no damage).
         StoreError: when the session holds fewer than ``cut_at`` events.
     """
-    stored = db.execute(
-        "SELECT next_seq FROM agentlog_sessions WHERE id = ?", (session_id,)
-    ).fetchone()
+    stored = execute("SELECT next_seq FROM {sessions} WHERE id = ?", (session_id,)).fetchone()
     if stored is None:
-        raise SessionNotFound(f'session "{session_id}" not found', session_id=session_id)
-    kept = db.execute(
-        "SELECT seq, type, time, data, source_event_seqs, surface_op, ignorable "
-        "FROM agentlog_events WHERE session_id = ? AND seq >= 0 AND seq < ? ORDER BY seq",
+        raise session_not_found(session_id)
+    kept = execute(
+        f"SELECT {EVENT_COLUMNS} FROM {{events}} WHERE session_id = ? AND seq >= 0 AND seq < ? "
+        "ORDER BY seq",
         (session_id, cut_at),
     )
     count = 0
     for index, row in enumerate(kept):
-        why = f"it has no event row for seq {index}" if row[0] != index else problem(row)
+        why = f"it has no event row for seq {index}" if row[0] != index else problem(tuple(row))
         if why is not None:
             raise CorruptLog(
-                f'cannot cut session "{session_id}" at seq {cut_at}: "{database}" event row seq '
+                f'cannot cut session "{session_id}" at seq {cut_at}: "{location}" event row seq '
                 f"{index} is damaged ({why}); cut at seq {index} or before",
                 session_id=session_id,
-                path=str(database),
+                path=location,
                 line=index,
                 seq=index,
             )
         count += 1
     if count < cut_at:
         raise StoreError(
-            f'cannot cut session "{session_id}" at seq {cut_at}: "{database}" holds {count} '
+            f'cannot cut session "{session_id}" at seq {cut_at}: "{location}" holds {count} '
             "complete event(s)",
             session_id=session_id,
-            path=str(database),
+            path=location,
         )
     removed = "session_id = ? AND (seq >= ? OR seq < 0)"
-    rows = db.execute(
-        f"SELECT * FROM agentlog_events WHERE {removed} ORDER BY seq", (session_id, cut_at)
-    ).fetchall()
+    rows = [
+        tuple(row)
+        for row in execute(
+            f"SELECT {', '.join(COLUMNS)} FROM {{events}} WHERE {removed} ORDER BY seq",
+            (session_id, cut_at),
+        ).fetchall()
+    ]
     if not rows and stored[0] == cut_at:
         return rows, None
-    saved = None
-    if keep_copy:
-        saved = save_removed_rows(
-            database, session_id, cut_at=cut_at, stored_next_seq=stored[0], rows=rows
-        )
-    db.execute(f"DELETE FROM agentlog_events WHERE {removed}", (session_id, cut_at))
-    db.execute("UPDATE agentlog_sessions SET next_seq = ? WHERE id = ?", (cut_at, session_id))
+    saved = keep(stored[0], rows)
+    execute(f"DELETE FROM {{events}} WHERE {removed}", (session_id, cut_at))
+    execute("UPDATE {sessions} SET next_seq = ? WHERE id = ?", (cut_at, session_id))
     return rows, saved
 
 

@@ -12,7 +12,7 @@ import pytest
 from agentlog import messages as m
 from agentlog.errors import CorruptLog
 from agentlog.stores import open_store
-from agentlog.stores._sqlite_cut import COLUMNS, save_removed_rows
+from agentlog.stores.sql.cut import COLUMNS, save_removed_rows
 
 
 def stored(tmp_path: Path, events: int = 6) -> tuple[str, Path]:

@@ -1,0 +1,341 @@
+"""``SqlBackend``: the SQL half of every SQL store, written once; a subclass fills the hooks.
+
+Implements spec/persistence.md §4 for any SQL engine: two tables, one session row (header,
+version, created_at, cwd, parent_session, and ``next_seq``, the stored tail) and one row per
+event keyed by ``(session_id, seq)`` (``agentlog.stores.sql.rows``). An append is one
+transaction that reads the stored tail, checks it against the writer's expected next seq
+(``check_tail``), inserts the batch and moves the tail; ``read`` decodes the rows of one
+snapshot; ``list``, ``delete``, ``cut`` (``agentlog.stores.sql.cut``) and ``revision`` are
+template methods too. Statements are written with ``?`` placeholders and ``{sessions}`` /
+``{events}`` for the table names; ``_sql`` rewrites them for the engine.
+
+The hooks a subclass provides (``SqliteBackend`` is the reference; a PostgreSQL subclass sets
+``placeholder = "%s"``, opens ``BEGIN`` on a pooled connection and maps psycopg's errors):
+
+``placeholder``
+    The driver's parameter marker: ``"?"`` (sqlite3) or ``"%s"`` (psycopg).
+``sessions_table`` / ``events_table``
+    The table names (schema-qualified if need be).
+``_transaction()``
+    A context manager yielding a connection inside a write transaction (SQLite:
+    ``BEGIN IMMEDIATE``; PostgreSQL: ``BEGIN``); commits when the block ends, rolls back when
+    it raises. Serializes writers on a shared connection if the engine needs it.
+``_query(operation, snapshot=False)``
+    Runs ``operation(connection)`` for a read; with ``snapshot`` inside one read transaction.
+``_errors(session_id)``
+    A context manager translating driver errors into ``StoreError`` once, naming the real
+    cause first (disk full, read-only, permission ...).
+``lease(session_id)``, ``close()``, ``from_url(url, read_only=...)``
+    The writer lease (a file lock, a lease row), releasing connections, opening from a URL.
+``location``
+    The database, for messages and ``SessionInfo.location``.
+``_keep_removed(session_id, cut_at, stored_next, rows)``
+    Keeps a durable copy of the rows a cut removes; returns where (``None``: no copy).
+
+Optional: ``_execute_many(connection, statement, rows)`` (default: the driver's
+``executemany``; COPY or a multi-row insert are faster elsewhere), ``_pack_data`` /
+``_unpack_data`` (default: zstd for payloads of ``COMPRESS_FROM`` bytes or more, when smaller),
+``_stored_next`` and ``_insert_session`` (for a schema with more session columns).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, Final, TypeVar
+
+import zstandard
+
+from agentlog.events import event_or_record
+from agentlog.formats import FORMAT_VERSION
+from agentlog.stores.base import (
+    Backend,
+    Lease,
+    RepairResult,
+    SessionInfo,
+    StoredLog,
+    check_tail,
+    session_not_found,
+)
+from agentlog.stores.sql.cut import Execute, cut_rows
+from agentlog.stores.sql.rows import (
+    EVENT_COLUMNS,
+    BadRow,
+    corrupt,
+    decode,
+    event_from_row,
+    event_row,
+    header_text,
+)
+from agentlog.values import JsonValue
+
+__all__ = ["COMPRESS_FROM", "SqlBackend"]
+
+COMPRESS_FROM: Final = 4096
+"""Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
+_T = TypeVar("_T")
+_INSERT_EVENT: Final = "INSERT INTO {events} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+
+
+class SqlBackend(Backend):
+    """Sessions in two SQL tables; see the module docstring for the hooks to fill."""
+
+    placeholder: ClassVar[str] = "?"
+    """The driver's parameter marker."""
+    sessions_table: str = "agentlog_sessions"
+    """The table of session rows."""
+    events_table: str = "agentlog_events"
+    """The table of event rows."""
+
+    _compressor: zstandard.ZstdCompressor | None = None
+    _decompressor: zstandard.ZstdDecompressor | None = None
+
+    # --- hooks ----------------------------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def location(self) -> str:
+        """The database, for messages."""
+
+    @abstractmethod
+    def _transaction(self) -> contextlib.AbstractContextManager[Any]:
+        """A connection inside a write transaction: committed at the end, rolled back on error."""
+
+    @abstractmethod
+    def _query(self, operation: Callable[[Any], _T], *, snapshot: bool = False) -> _T:
+        """Run a read; with ``snapshot``, inside one read transaction."""
+
+    @abstractmethod
+    def _errors(self, session_id: str | None = None) -> contextlib.AbstractContextManager[None]:
+        """Translate driver errors into ``StoreError`` (STYLE.md §16)."""
+
+    @abstractmethod
+    def _keep_removed(
+        self, session_id: str, cut_at: int, stored_next: int, rows: list[tuple[Any, ...]]
+    ) -> str | None:
+        """Durably keep the rows a cut removes; where (``None``: the store keeps no copy)."""
+
+    def _execute_many(self, db: Any, statement: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Run ``statement`` once per row (the driver's ``executemany``)."""
+        db.executemany(self._sql(statement), rows)
+
+    def _pack_data(self, encoded: bytes) -> object:
+        """The ``data`` column of a payload's JSON bytes: text, or zstd bytes when smaller."""
+        text: str | bytes = encoded.decode("utf-8", "surrogatepass")
+        if len(encoded) >= COMPRESS_FROM:
+            if self._compressor is None:
+                self._compressor = zstandard.ZstdCompressor(level=3)
+            packed = self._compressor.compress(encoded)
+            if len(packed) < len(encoded):
+                return packed
+        return text
+
+    def _unpack_data(self, index: int, data: bytes) -> bytes:
+        """The JSON bytes of a bytes ``data`` column (a zstd frame).
+
+        Raises:
+            BadRow: when the frame is damaged or incomplete.
+        """
+        if self._decompressor is None:
+            self._decompressor = zstandard.ZstdDecompressor()
+        # A decompression object: one-shot decompression would allocate whatever size a
+        # damaged frame header claims.
+        stream = self._decompressor.decompressobj()
+        try:
+            plain: bytes = stream.decompress(data)
+        except zstandard.ZstdError as exc:
+            raise BadRow(index, f"compressed data: {exc}") from exc
+        if not stream.eof:
+            raise BadRow(index, "compressed data: the frame is incomplete")
+        return plain
+
+    def _stored_next(self, execute: Execute, session_id: str) -> int | None:
+        """The stored tail of a session inside the append's transaction (``None``: no row)."""
+        row = execute("SELECT next_seq FROM {sessions} WHERE id = ?", (session_id,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _insert_session(self, execute: Execute, header: Mapping[str, JsonValue]) -> None:
+        """Insert the session row of a materialized session (its tail at 0)."""
+        execute(
+            "INSERT INTO {sessions} VALUES (?, ?, ?, ?, ?, ?, 0)",
+            (
+                header["id"],
+                header_text(header),
+                header["version"],
+                header["createdAt"],
+                header.get("cwd"),
+                header.get("parentSession"),
+            ),
+        )
+
+    # --- statements -----------------------------------------------------------------------
+
+    def _sql(self, statement: str) -> str:
+        """A statement for this engine: its table names and parameter marker."""
+        text = statement.replace("{sessions}", self.sessions_table).replace(
+            "{events}", self.events_table
+        )
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+    def _executor(self, db: Any) -> Execute:
+        return lambda statement, params: db.execute(self._sql(statement), params)
+
+    # --- the template ---------------------------------------------------------------------
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session has a row."""
+        with self._errors(session_id):
+            row = self._query(
+                lambda db: self._executor(db)(
+                    "SELECT 1 FROM {sessions} WHERE id = ?", (session_id,)
+                ).fetchone()
+            )
+        return row is not None
+
+    def append(
+        self,
+        lease: Lease,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        *,
+        next_seq: int,
+    ) -> None:
+        """One transaction: check the stored tail, insert the batch, move the tail."""
+        session_id = str(header["id"])
+        rows = [event_row(session_id, event, self._pack_data) for event in events]
+        with self._errors(session_id), self._transaction() as db:
+            execute = self._executor(db)
+            check_tail(session_id, self._stored_next(execute, session_id), next_seq)
+            if next_seq == 0:
+                self._insert_session(execute, header)
+            if rows:
+                self._execute_many(db, _INSERT_EVENT, rows)
+            execute(
+                "UPDATE {sessions} SET next_seq = ? WHERE id = ?",
+                (next_seq + len(rows), session_id),
+            )
+
+    def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
+        """The header and the event rows from ``from_seq`` on, from one snapshot."""
+        with self._errors(session_id):
+            return self._query(
+                lambda db: self._read_rows(self._executor(db), session_id, from_seq),
+                snapshot=True,
+            )
+
+    def _read_rows(self, execute: Execute, session_id: str, from_seq: int) -> StoredLog:
+        row = execute(
+            "SELECT header, next_seq FROM {sessions} WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise session_not_found(session_id)
+        # A whole read sees every row, so that one no log can hold (a negative seq) is
+        # reported; a suffix starts at its seq.
+        rows = execute(
+            f"SELECT {EVENT_COLUMNS} FROM {{events}} WHERE session_id = ? "
+            "AND (? = 0 OR seq >= ?) ORDER BY seq",
+            (session_id, from_seq, from_seq),
+        )
+        try:
+            header = decode(-1, "header", row[0])
+            # Decoded row by row from the cursor, so the rows are never all held at once;
+            # a current-format record becomes its checked Event while it is fresh.
+            current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
+            settle = event_or_record if current else _as_is
+            events = [
+                settle(event_from_row(index, tuple(columns), self._unpack_data))
+                for index, columns in enumerate(rows, from_seq)
+            ]
+        except BadRow as bad:
+            later = execute(
+                "SELECT count(*) FROM {events} WHERE session_id = ? AND seq > ?",
+                (session_id, bad.seq),
+            ).fetchone()[0]
+            raise corrupt(session_id, self.location, bad, later) from bad.__cause__
+        count = from_seq + len(events)
+        if count != max(row[1], from_seq):
+            what = f"{count} event rows but a stored tail of {row[1]}"
+            raise corrupt(session_id, self.location, BadRow(count, what), 0)
+        return StoredLog(header=header, events=events, location=self.location)
+
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """One transaction removes the session's events and its row; then the lease goes."""
+        with self._errors(session_id), self._transaction() as db:
+            execute = self._executor(db)
+            execute("DELETE FROM {events} WHERE session_id = ?", (session_id,))
+            if execute("DELETE FROM {sessions} WHERE id = ?", (session_id,)).rowcount != 1:
+                raise session_not_found(session_id)
+        lease.release()
+
+    def cut(self, lease: Lease, session_id: str, *, cut_at: int) -> RepairResult:
+        """Delete the event rows from seq ``cut_at`` on, in one transaction, keeping a copy.
+
+        The copy (``_keep_removed``) is durable before the rows are deleted; rows with a
+        negative seq, which no log can hold, are removed with them.
+        """
+        with self._errors(session_id), self._transaction() as db:
+            rows, saved = cut_rows(
+                self._executor(db),
+                session_id,
+                cut_at=cut_at,
+                location=self.location,
+                problem=self._problem,
+                keep=lambda stored, removed: self._keep_removed(
+                    session_id, cut_at, stored, removed
+                ),
+            )
+        damaged = sum(self._problem(row[1:]) is not None for row in rows)
+        return RepairResult(
+            session_id=session_id,
+            cut_at=cut_at,
+            removed=len(rows) - damaged,
+            damaged=damaged,
+            saved_to=saved,
+        )
+
+    def _problem(self, columns: tuple[Any, ...]) -> str | None:
+        """Why a row (``seq, type, time, data, ...``) cannot be read as an event, or ``None``."""
+        try:
+            event_from_row(columns[0], columns, self._unpack_data)
+        except BadRow as bad:
+            return bad.what
+        return None
+
+    def list(self) -> list[SessionInfo]:
+        """Every session row, with the time of its last event."""
+        with self._errors():
+            rows = self._query(
+                lambda db: self._executor(db)(
+                    "SELECT s.id, s.created_at, s.version, s.cwd, s.parent_session, "
+                    "(SELECT e.time FROM {events} e WHERE e.session_id = s.id "
+                    "AND e.seq = s.next_seq - 1) FROM {sessions} s",
+                    (),
+                ).fetchall()
+            )
+        return [
+            SessionInfo(
+                id=row[0],
+                created_at=row[1],
+                version=row[2],
+                cwd=row[3],
+                parent_session=row[4],
+                location=self.location,
+                updated_at=row[5],
+            )
+            for row in rows
+        ]
+
+    def revision(self, session_id: str) -> str | None:
+        """The session's stored next seq: it moves with every append (``None``: no session)."""
+        with self._errors(session_id):
+            row = self._query(
+                lambda db: self._executor(db)(
+                    "SELECT next_seq FROM {sessions} WHERE id = ?", (session_id,)
+                ).fetchone()
+            )
+        return None if row is None else f"{self.location}:{row[0]}"
+
+
+def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
+    return record

@@ -1,0 +1,126 @@
+"""The row codec of SQL stores: an event as one row, and a row back as an event.
+
+An event row is ``(session_id, seq, type, time, data, source_event_seqs, surface_op,
+ignorable)`` (the surface RFC's nullable ``surface_op`` / ``source_event_seqs`` columns, spec
+persistence.md §4). ``data`` is JSON text, or whatever the backend's ``pack`` made of the JSON
+bytes (compressed bytes); a row that cannot be an event is a ``BadRow``, reported as
+``CorruptLog`` with where it is and how many rows follow (``corrupt``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from sys import intern
+from typing import Any, Final
+
+from agentlog.errors import CorruptLog
+from agentlog.values import dumps, loads, share_strings
+
+__all__ = [
+    "EVENT_COLUMNS",
+    "BadRow",
+    "corrupt",
+    "decode",
+    "event_from_row",
+    "event_row",
+    "header_text",
+]
+
+EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
+"""The columns ``event_from_row`` reads, in its order."""
+
+
+class BadRow(Exception):
+    """A stored row that cannot be an event (or a header): where, and why."""
+
+    def __init__(self, seq: int, what: str) -> None:
+        super().__init__(what)
+        self.seq = seq
+        self.what = what
+
+
+def header_text(header: Mapping[str, Any]) -> str:
+    """A header as the JSON text of its column (lone surrogates kept, as JSON allows)."""
+    return dumps(header).decode("utf-8", "surrogatepass")
+
+
+def event_row(
+    session_id: str, event: Mapping[str, Any], pack: Callable[[bytes], object]
+) -> tuple[Any, ...]:
+    """The row of one wire event; ``pack`` turns the payload's JSON bytes into its column."""
+    sources = event.get("sourceEventSeqs")
+    surface_op = event.get("surfaceOp")
+    return (
+        session_id,
+        event["seq"],
+        event["type"],
+        event["time"],
+        pack(dumps(event["data"])),
+        None if sources is None else dumps(sources).decode(),
+        None if surface_op is None else dumps(surface_op).decode(),
+        1 if event.get("ignorable") is True else None,
+    )
+
+
+def event_from_row(
+    index: int, columns: tuple[Any, ...], unpack: Callable[[int, bytes], bytes]
+) -> dict[str, Any]:
+    """The wire event of the row at position ``index`` (``EVENT_COLUMNS``).
+
+    ``unpack`` turns a bytes ``data`` column back into JSON bytes (raising ``BadRow``).
+
+    Raises:
+        BadRow: for a seq out of line, a wrong column type, or a value that is not JSON.
+    """
+    seq, event_type, time, data, sources, surface_op, ignorable = columns
+    if seq != index:
+        raise BadRow(index, f"seq gap (expected {index}, got {seq})")
+    if type(event_type) is not str or type(time) is not int:
+        raise BadRow(index, "type or time has the wrong column type")
+    if isinstance(data, bytes):
+        data = unpack(index, data)
+    event: dict[str, Any] = {
+        "type": intern(event_type),  # one shared string per type, as the JSONL reader
+        "seq": seq,
+        "time": time,
+        "data": decode(index, "data", data),
+    }
+    if sources is not None:
+        event["sourceEventSeqs"] = decode(index, "source_event_seqs", sources)
+    if surface_op is not None:
+        event["surfaceOp"] = decode(index, "surface_op", surface_op)
+    if ignorable is not None:
+        event["ignorable"] = True
+    share_strings(event)  # before the next row is decoded, which reuses the freed memory
+    return event
+
+
+def decode(seq: int, column: str, text: object) -> Any:
+    """A JSON column's value (``seq`` -1: the session row).
+
+    Raises:
+        BadRow: when the column is not JSON text.
+    """
+    if not isinstance(text, str | bytes):
+        what = {int: "an integer", float: "a real number"}.get(type(text), "NULL")
+        raise BadRow(seq, f"{column} is {what}, not JSON text")
+    try:
+        return loads(text)
+    except ValueError as exc:
+        raise BadRow(seq, f"{column} is not JSON ({exc})") from exc
+
+
+def corrupt(session_id: str, location: str, bad: BadRow, following: int) -> CorruptLog:
+    """The ``CorruptLog`` of a bad row in ``location``, with how many rows follow it."""
+    if bad.seq < 0:
+        where, more = "its session row", ""
+    else:
+        where, more = f"event row seq {bad.seq}", f" ({following} later row(s) follow)"
+    return CorruptLog(
+        f'corrupt session "{session_id}" in "{location}" at {where}: {bad.what}{more}',
+        session_id=session_id,
+        path=location,
+        line=None if bad.seq < 0 else bad.seq,
+        seq=None if bad.seq < 0 else bad.seq,
+        following=None if bad.seq < 0 else following,
+    )
