@@ -22,6 +22,7 @@ SUITES: Final = (
     "adapters",
     "viewer",
     "peers",
+    "postgres",
 )
 """Every registered suite, in run order."""
 

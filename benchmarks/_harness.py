@@ -33,6 +33,7 @@ __all__ = [
     "Baseline",
     "Benchmark",
     "Figure",
+    "SkipSuite",
     "Target",
     "bootstrap_interval",
     "environment",
@@ -50,6 +51,13 @@ __all__ = [
 ]
 
 now_ns = time.perf_counter_ns
+
+
+class SkipSuite(Exception):
+    """A suite cannot run on this machine (a server or an extra is missing); says why.
+
+    The runner prints the reason and writes no results file, so the committed results stay.
+    """
 
 
 class Figure(TypedDict):

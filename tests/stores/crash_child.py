@@ -27,6 +27,9 @@ session and appends until it is killed, reporting on stdout with one ``os.write`
 
 The server reports ``X <pid> <wait status>`` once the writer is gone.
 
+A command's ``"host"`` makes the writer name another host in its PostgreSQL lease (a worker of
+another machine, whose lease only expires).
+
 Kill points (``"kill"`` in the command) stop the writer from inside the append path, at the
 ``nth`` time the point is reached. File stores: ``write`` (a torn write: a ``fraction`` of the
 buffer reaches the file, then SIGKILL), ``fdatasync``, ``fsync``, ``link``, ``ftruncate``
@@ -41,10 +44,12 @@ file and directory it wrote (see ``_AuditedOs``), a SQLite store must run WAL wi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import signal
+import socket
 import sys
 import threading
 import time
@@ -337,6 +342,10 @@ def _arm(store: Store, wire: _Tripwire | None) -> Callable[[], None]:
 def run_writer(command: dict[str, Any]) -> None:
     """One trial's writer: open or create the session, then append and acknowledge."""
     report(f"P {os.getpid()}")
+    if "host" in command:
+        # A worker of another machine (PostgreSQL leases name their host): its lease outlives
+        # it until it expires, where a dead process of this host is taken over at once.
+        socket.gethostname = lambda: command["host"]
     kill = command.get("kill")
     wire = _Tripwire(kill["point"], kill["nth"], kill["fraction"]) if kill else None
     write_behind = command["write_behind"]
@@ -400,6 +409,8 @@ def _append_in_batches(
 
 def serve() -> None:
     """Fork one writer per command line on stdin; report each writer's end."""
+    with contextlib.suppress(ImportError):  # the postgres extra, imported once for every fork
+        import agentlog.stores.postgres  # noqa: F401
     for line in sys.stdin:
         command = json.loads(line)
         pid = os.fork()

@@ -14,6 +14,8 @@ import pytest
 
 from agentlog.errors import ConcurrentWriteError, SessionAlreadyExists
 from agentlog.stores import open_backend, open_store
+from agentlog.stores._pg_append import CHUNK_BYTES
+from agentlog.values import dumps
 from tests.stores.contract import clock, start_turn, wire
 from tests.stores.pg_proxy import CommitCutter, Cut
 
@@ -95,6 +97,60 @@ def test_racing_appends_at_one_seq_store_exactly_one(postgres_url: str) -> None:
         stored = backend.read("s1").events
         assert [e["seq"] for e in stored] == [0, 1]
         assert stored[1]["data"] == {"turn": 1, "step": winners[0]}
+    finally:
+        lease.release()
+        backend.close()
+
+
+# --- large batches --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fenced", [False, True], ids=["written", "refused"])
+def test_a_batch_of_many_megabytes_is_written_in_chunks_without_hanging(
+    postgres_url: str, fenced: bool
+) -> None:
+    """Some 20 MB in one append: sent in ``CHUNK_BYTES`` statements outside a pipeline (a
+    pipeline holding one message this large never returned: the server waited for the rest of
+    it while the client waited for results). A refused one is refused before its rows go."""
+    backend = open_backend(postgres_url)
+    lease = backend.lease("big")
+    header = {"version": 4, "id": "big", "createdAt": 1, "isSeeded": False, "delegationDepth": 0}
+    text = "agent log " * 40  # 400 bytes, stored uncompressed
+    events = [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}]
+    events += [
+        {
+            "type": "user/message",
+            "seq": seq,
+            "time": 1,
+            "data": {"role": "user", "content": [{"type": "text", "text": f"{seq} {text}"}]},
+            "surfaceOp": "append",
+        }
+        for seq in range(1, 50_001)
+    ]
+    assert sum(len(dumps(event["data"])) for event in events) > 16 * CHUNK_BYTES
+    outcome: list[object] = []
+
+    def append() -> None:
+        try:
+            if fenced:
+                backend.append(lease, header, events[:1], next_seq=0)
+            backend.append(lease, header, events[int(fenced) :], next_seq=0)
+            outcome.append("written")
+        except SessionAlreadyExists as exc:
+            outcome.append(exc)
+
+    try:
+        writer = threading.Thread(target=append, daemon=True)
+        writer.start()
+        writer.join(120)
+        assert not writer.is_alive(), "the append hung"
+        stored = backend.read("big").events
+        if fenced:
+            assert isinstance(outcome[0], SessionAlreadyExists)
+            assert len(stored) == 1
+        else:
+            assert outcome == ["written"]
+            assert [dict(e) for e in stored] == events
     finally:
         lease.release()
         backend.close()
