@@ -3,7 +3,8 @@
 The store connects through ``CuttingProxy.url(...)``; the proxy forwards bytes both ways and
 follows the protocol's messages (a type byte and a length; the client's first message has no
 type). It learns each connection's server pid from ``BackendKeyData``. Armed with a ``cut``,
-it ends the next connection that commits, from a second connection with
+it ends the next connection that commits (a ``COMMIT``, or the store's one-statement append,
+which commits as it completes), from a second connection with
 ``pg_terminate_backend``, at one of two points:
 
 ``before``
@@ -28,6 +29,7 @@ import threading
 from collections.abc import Iterator
 from typing import Literal
 
+from agentlog.stores._pg_append import ONE_STATEMENT
 from tests.stores.pg import admin
 
 __all__ = ["CuttingProxy", "Cut"]
@@ -100,6 +102,12 @@ class CuttingProxy:
             return True
 
 
+def _commits(message: bytes) -> bool:
+    """Whether a ``Query``/``Parse`` message commits: a ``COMMIT``, or the store's one-statement
+    append (its own transaction in autocommit)."""
+    return b"COMMIT" in message.upper() or ONE_STATEMENT.encode() in message
+
+
 class _Connection:
     def __init__(self, proxy: CuttingProxy, client: socket.socket, server: socket.socket) -> None:
         self.proxy = proxy
@@ -107,18 +115,21 @@ class _Connection:
         self.server = server
         self.pid: int | None = None
         self.cut = threading.Event()
+        self.committing = False
+        """The client sent a committing message whose ``CommandComplete`` is still to come."""
 
     def client_to_server(self) -> None:
         first = True
         for message in _messages(self.client, typed=False):
             if first:
                 first = False
-            elif message[:1] in (b"Q", b"P") and b"COMMIT" in message.upper():
+            elif message[:1] in (b"Q", b"P") and _commits(message):
                 with self.proxy._lock:
                     self.proxy.commits += 1
                 if self.proxy._take("before"):
                     self._cut("before")
                     return
+                self.committing = True
             if not self._send(self.server, message):
                 return
         self._close()
@@ -128,13 +139,11 @@ class _Connection:
             kind = message[:1]
             if kind == b"K":
                 self.pid = struct.unpack("!i", message[5:9])[0]
-            elif (
-                kind == b"C"
-                and message[5:].rstrip(b"\0") == b"COMMIT"
-                and self.proxy._take("after")
-            ):
-                self._cut("after")
-                return
+            elif kind == b"C" and self.committing:
+                self.committing = False
+                if self.proxy._take("after"):
+                    self._cut("after")
+                    return
             if not self._send(self.client, message):
                 return
         self._close()

@@ -15,6 +15,8 @@ import socket
 import threading
 from typing import Literal
 
+from agentlog.stores._pg_append import ONE_STATEMENT
+
 Cut = Literal["after", "before"]
 
 
@@ -58,7 +60,7 @@ class CommitCutter:
         with contextlib.suppress(OSError):
             while data := client.recv(65536):
                 cut = None
-                if b"COMMIT" in data:
+                if b"COMMIT" in data or ONE_STATEMENT.encode() in data:
                     with self._lock:
                         cut, self._armed = self._armed, None
                 if cut == "before":

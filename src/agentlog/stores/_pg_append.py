@@ -10,6 +10,13 @@ then, with the results in hand, ``COMMIT`` — or roll back when the fence
 or the lease matched no row. A concurrent writer blocks on the session row until the first
 commits and then matches nothing; the primary key refuses a duplicate seq in any case.
 
+The common append — a session that exists, a batch of one chunk — goes as ONE statement in
+autocommit (its own transaction, one round trip, ``ONE_STATEMENT``): data-modifying CTEs renew
+the lease, move the fence only if the lease row matched, insert the rows only if the fence
+moved, and ``NOTIFY`` from the fence's row; no row back means refused, and nothing changed
+but, perhaps, the lease's expiry. The pipeline above remains for a first batch and a chunked
+one.
+
 A lost connection leaves the outcome unknown when it went at ``COMMIT``. ``landed`` reads the
 rows at the batch's seqs back on a new connection: the same rows mean the append is stored
 (it must not be written again), none mean it is not (it may be sent again), other rows mean
@@ -34,7 +41,7 @@ from agentlog.stores._pg_lease import RENEW, PostgresLease
 from agentlog.stores.base import session_not_found
 from agentlog.values import JsonValue, dumps
 
-__all__ = ["CHANNEL", "Refused", "append_once", "landed", "refusal", "session_row"]
+__all__ = ["CHANNEL", "ONE_STATEMENT", "Refused", "append_once", "landed", "refusal", "session_row"]
 
 CHANNEL: Final = "agentlog"
 """The ``NOTIFY`` channel; the payload is ``"<schema> <session id>"``, one per committed append."""
@@ -53,6 +60,20 @@ while the client waits for results (seen from about 8 MB with psycopg 3.3 and li
 transaction hung forever, holding the session's row). Chunks are also faster than one huge
 statement (2.0 s against 3.8 s for 10^5 events), and beside such a batch the extra round trips
 cost nothing."""
+ONE_STATEMENT: Final = "/* agentlog: one-statement append */"
+"""Opens the one-statement append: it commits as it completes, as a ``COMMIT`` would."""
+_RENEWED: Final = (
+    "renewed AS (UPDATE leases SET expires_at = now() + make_interval(secs => %s) "
+    "WHERE session_id = %s AND token = %s RETURNING 1), "
+)
+_FENCED: Final = (
+    ONE_STATEMENT + " WITH {renewed}fence AS (UPDATE sessions SET next_seq = %s, "
+    "updated_at = coalesce(%s, updated_at) WHERE id = %s AND next_seq = %s{held} RETURNING 1), "
+    "inserted AS (" + _INSERT_EVENTS + " WHERE EXISTS (SELECT FROM fence)) "
+    "SELECT pg_notify(%s, %s) FROM fence"
+)
+_FENCED_LEASED: Final = _FENCED.format(renewed=_RENEWED, held=" AND EXISTS (SELECT FROM renewed)")
+_FENCED_UNLEASED: Final = _FENCED.format(renewed="", held="")
 _CREATE: Final = (
     "INSERT INTO sessions VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
 )
@@ -102,6 +123,18 @@ def append_once(
         psycopg.Error: when the statement or the connection failed.
     """
     chunks = _chunks(rows)
+    if created is None and len(chunks) == 1:
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        tail = (next_seq + len(rows), rows[-1][3], session_id, next_seq)
+        notify = (CHANNEL, f"{schema} {session_id}")
+        if isinstance(lease, PostgresLease):
+            held = (lease_seconds, lease.session_id, lease.token)
+            moved = connection.execute(_FENCED_LEASED, (*held, *tail, *columns, *notify))
+        else:
+            moved = connection.execute(_FENCED_UNLEASED, (*tail, *columns, *notify))
+        if moved.rowcount != 1:
+            raise Refused
+        return
     with (
         connection.pipeline() if len(chunks) <= 1 else contextlib.nullcontext() as pipeline,
         connection.transaction(),
