@@ -130,9 +130,11 @@ def cut_in_background(
             # Stopped inside the COMMIT, or the one-statement append's own commit.
             assert "COMMIT" in query.upper() or query.startswith(ONE_STATEMENT), query
             watcher.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            # Unlock before dropping the trigger: the store's retry may already wait at its
+            # COMMIT for this lock while holding the table, which DROP TRIGGER must wait for.
+            blocker.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            blocker.close()
             watcher.execute(f"DROP TRIGGER hold_commit ON {schema}.events")
-        blocker.execute("SELECT pg_advisory_unlock(%s)", (key,))
-        blocker.close()
         return [pid]
 
     return during
@@ -157,14 +159,24 @@ def append_cut(
         except BaseException as exc:  # asserted below
             failures.append(exc)
 
+    results: list[Any] = []
+
+    def appender() -> None:
+        try:
+            results.append(append())
+        except BaseException as exc:  # asserted below
+            failures.append(exc)
+
     thread = threading.Thread(target=cutter)
     thread.start()
     held.set()
-    try:
-        result = append()
-    finally:
-        thread.join(60)
+    writer = threading.Thread(target=appender, daemon=True)  # a hung append fails the test
+    writer.start()
+    writer.join(60)
+    thread.join(60)
+    assert not writer.is_alive(), "the append hung"
     assert not failures, failures
+    (result,) = results
     assert ended, "no connection was cut"
     with admin() as connection:  # the cut connection is gone from the server
         alive = connection.execute(
