@@ -33,6 +33,7 @@ import psycopg
 import pytest
 
 from agentlog import Session, check_invariants, check_provider_history
+from agentlog.errors import SessionLocked
 from agentlog.stores import open_store
 from agentlog.stores._pg_append import ONE_STATEMENT
 from tests.stores.concurrency_child import one_turn
@@ -258,3 +259,24 @@ def test_the_proxy_passes_everything_when_unarmed(postgres_url: str, proxy: Cutt
         session.close()
     assert stored_events(postgres_url, "plain") == events
     assert proxy.cuts == []
+
+
+@pytest.mark.parametrize("cut", ["before", "after"])
+def test_a_lease_whose_commit_is_cut_is_held_once(
+    postgres_url: str, proxy: CuttingProxy, cut: str
+) -> None:
+    """The first append of a session takes its lease in a transaction of its own; with that
+    COMMIT cut, ``after`` the lease landed (read back and found this writer's) and ``before``
+    it did not (taken again): either way the append goes on at once, and the session is this
+    writer's alone."""
+    url = proxy.url(postgres_url)
+    with open_store(url) as store:
+        session = store.create("s")
+        event, _ = append_cut(
+            url, proxy, cut, lambda: session.append("turn/start", {"turn": 1}), nth=1
+        )
+        assert event.seq == 0
+        assert stored_events(postgres_url, "s") == [event.to_wire()]
+        with open_store(postgres_url) as other, pytest.raises(SessionLocked):
+            other.open("s")
+        session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})

@@ -49,6 +49,7 @@ _TAKE_OVER: Final = (
     "UPDATE leases SET host = %s, pid = %s, token = %s, "
     "expires_at = now() + make_interval(secs => %s) WHERE session_id = %s"
 )
+_OURS: Final = "SELECT 1 FROM leases WHERE session_id = %s AND token = %s"
 _DROP: Final = "DELETE FROM leases WHERE session_id = %s AND token = %s"
 
 Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
@@ -88,6 +89,23 @@ class LeaseKeeper:
         """
         token = secrets.token_hex(16)
         owner = (self._host, os.getpid(), token, self.seconds)
+        try:
+            self._take(session_id, owner)
+        except psycopg.OperationalError:
+            # The connection went, perhaps at COMMIT: the lease row says whether the take
+            # landed (an orphaned lease of this live process would lock it out until expiry).
+            with self._connect() as connection:
+                ours = connection.execute(_OURS, (session_id, token)).fetchone() is not None
+            if not ours:
+                self._take(session_id, owner)
+        lease = PostgresLease(self, session_id, token)
+        with self._lock:
+            self._held[token] = lease
+            self._start()
+        return lease
+
+    def _take(self, session_id: str, owner: tuple[str, int, str, float]) -> None:
+        """One transaction that takes the lease for ``owner``, or raises ``SessionLocked``."""
         with self._connect() as connection, connection.transaction():
             taken = connection.execute(_TAKE, (session_id, *owner)).rowcount == 1
             if not taken:
@@ -103,11 +121,6 @@ class LeaseKeeper:
                     connection.execute(_TAKE, (session_id, *owner))
                 else:
                     connection.execute(_TAKE_OVER, (*owner, session_id))
-        lease = PostgresLease(self, session_id, token)
-        with self._lock:
-            self._held[token] = lease
-            self._start()
-        return lease
 
     def _may_take_over(self, host: str, pid: int, expired: bool) -> bool:
         """An expired lease, or one of a process of this host that is gone."""
