@@ -1,58 +1,19 @@
-"""The PostgreSQL append: the expected-seq fence, and appends whose COMMIT outcome is unknown.
+"""The PostgreSQL append: the expected-seq fence and batches too large for one message.
 
-Against the real server (``postgres_url``). The connection is cut around ``COMMIT`` by a proxy
-(``tests/stores/pg_proxy.py``) that either forwards the ``COMMIT`` and drops the reply, or
-drops the ``COMMIT`` itself: either way the append is stored exactly once.
+Against the real server (``postgres_url``). Appends whose COMMIT outcome is unknown are proved
+in ``test_postgres_commit.py``.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 
 from agentlog.errors import ConcurrentWriteError, SessionAlreadyExists
-from agentlog.stores import open_backend, open_store
+from agentlog.stores import open_backend
 from agentlog.stores._pg_append import CHUNK_BYTES
 from agentlog.values import dumps
-from tests.stores.contract import clock, start_turn, wire
-from tests.stores.pg_proxy import CommitCutter, Cut
-
-# --- appends whose COMMIT outcome is unknown -------------------------------------------------
-
-
-@pytest.fixture
-def cutter() -> Iterator[CommitCutter]:
-    proxy = CommitCutter()
-    yield proxy
-    proxy.close()
-
-
-@pytest.mark.parametrize("cut", ["after", "before"])
-def test_an_append_cut_off_at_commit_is_stored_exactly_once(
-    postgres_url: str, cutter: CommitCutter, cut: Cut
-) -> None:
-    """``after``: the server committed but the reply never came, so the read-back finds the
-    rows and the append succeeds without writing them again; ``before``: the server never saw
-    the COMMIT and rolled back, so the read-back finds nothing and the append is sent again."""
-    proxied = postgres_url.replace("@127.0.0.1:5432/", f"@127.0.0.1:{cutter.port}/")
-    with open_store(f"{proxied}&sslmode=disable", clock=clock) as store:
-        session = store.create("s1")
-        start_turn(session, 1)
-        cutter.arm(cut)
-        with session.batch():
-            session.append("step/end", {"turn": 1, "step": 1})
-            session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
-        assert cutter.cuts == 1  # the batch's COMMIT really was cut
-        session.append("turn/start", {"turn": 2})
-        expected = wire(session.events)
-        session.close()
-    with open_store(postgres_url, clock=clock) as store:
-        stored = store.read_from("s1", 0)
-    assert wire(stored) == expected
-    assert [event.seq for event in stored] == list(range(len(expected)))
-
 
 # --- the expected-seq fence -----------------------------------------------------------------
 
