@@ -25,7 +25,7 @@ from typing import Any
 from agents.memory import SQLiteSession
 
 from agentlog.adapters.openai_agents import AgentlogSession
-from benchmarks._harness import Benchmark, bootstrap_interval, fig, median, quiet_gc
+from benchmarks._harness import Benchmark, bootstrap_interval, fig, median, p50_ratio, quiet_gc
 
 WARMUP, TURNS = 30, 300
 HISTORY_TURNS = 10_000
@@ -61,10 +61,6 @@ def turn_items(rng: random.Random, n: int) -> list[Any]:
     ]
 
 
-def _p50_ratio(samples: list[Any]) -> float:
-    return median(samples[0]) / median(samples[1])
-
-
 def _timed(loop: asyncio.AbstractEventLoop, call: Callable[[], Awaitable[Any]]) -> int:
     start = time.perf_counter_ns()
     loop.run_until_complete(call())
@@ -89,7 +85,7 @@ def bench_add_items(directory: Path, loop: asyncio.AbstractEventLoop) -> Benchma
     ours.close()
     theirs.close()
     p50, base = median(times[0]), median(times[1])
-    low, high = bootstrap_interval(_p50_ratio, [times[0], times[1]])
+    low, high = bootstrap_interval(p50_ratio, [times[0], times[1]])
     met = True if high <= TARGET else (False if low > TARGET else None)
     return {
         "id": "openai_agents.add_items_turn",

@@ -42,6 +42,7 @@ __all__ = [
     "measure_work",
     "median",
     "memory",
+    "p50_ratio",
     "now_ns",
     "quiet_gc",
     "render",
@@ -105,6 +106,12 @@ def _round(value: float) -> float:
 
 def median(values: Sequence[float]) -> float:
     return float(statistics.median(values))
+
+
+def p50_ratio(samples: list[Sequence[float]]) -> float:
+    """The subject's median over the baseline's: ``samples`` is ``[subject, baseline]``."""
+    subject, baseline = samples
+    return median(subject) / median(baseline)
 
 
 def bootstrap_interval(

@@ -36,6 +36,7 @@ from benchmarks._harness import (
     fig,
     median,
     now_ns,
+    p50_ratio,
     quiet_gc,
 )
 from benchmarks._loop import CHECKPOINTS, MESSAGES_PER_TURN, Turn, loop_turns
@@ -199,11 +200,6 @@ def wire_turns(turns: list[Turn]) -> list[list[dict[str, Any]]]:
     return [events[8 * index : 8 * index + 8] for index in range(len(turns))]
 
 
-def _p50_ratio(samples: list[Sequence[float]]) -> float:
-    subject, baseline = samples
-    return median(subject) / median(baseline)
-
-
 def bench_loop_turns(directory: Path) -> list[Benchmark]:
     """(a)-(d) on both backends against both raw baselines, all interleaved turn by turn."""
     total = LOOP_WARMUP + LOOP_TURNS
@@ -260,7 +256,7 @@ def _turn_records(
     p50, p99, worst = median(subject), percentile(subject, 0.99), max(subject)
     raw50, raw99, raw_max = median(raw), percentile(raw, 0.99), max(raw)
     sql50, sql99, sql_max = median(raw_sql), percentile(raw_sql, 0.99), max(raw_sql)
-    low, high = bootstrap_interval(_p50_ratio, [subject, raw])
+    low, high = bootstrap_interval(p50_ratio, [subject, raw])
     target = {"batch": BATCH_TARGET, "checkpoints": CHECKPOINT_TARGET}.get(mode)
     figures: dict[str, Figure] = {
         "p99": fig(_ms(p99), "ms/turn"),

@@ -29,7 +29,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
@@ -45,6 +45,7 @@ from benchmarks._harness import (
     measure_work,
     median,
     now_ns,
+    p50_ratio,
     quiet_gc,
 )
 from benchmarks._loop import Turn, loop_turns
@@ -208,11 +209,6 @@ LOOP_MODES: Final = {
 }
 
 
-def _p50_ratio(samples: list[Sequence[float]]) -> float:
-    subject, baseline = samples
-    return median(subject) / median(baseline)
-
-
 def bench_loop(schema: str) -> list[Benchmark]:
     total = LOOP_WARMUP + LOOP_TURNS
     turns = loop_turns(total)
@@ -241,7 +237,7 @@ def bench_loop(schema: str) -> list[Benchmark]:
     for mode, how in LOOP_MODES.items():
         values = timings[mode]
         p50, p99, worst = median(values), percentile(values, 0.99), max(values)
-        low, high = bootstrap_interval(_p50_ratio, [values, raw])
+        low, high = bootstrap_interval(p50_ratio, [values, raw])
         target = BATCH_TARGET if mode == "batch" else None
         benchmarks.append(
             {

@@ -51,6 +51,7 @@ from benchmarks._harness import (
     measure_work,
     median,
     now_ns,
+    p50_ratio,
     quiet_gc,
 )
 from benchmarks._stores_loop import bench_loop_cold, bench_loop_turns
@@ -289,11 +290,6 @@ def _percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def _p50_ratio(samples: list[Sequence[float]]) -> float:
-    subject, baseline = samples
-    return median(subject) / median(baseline)
-
-
 def bench_durable(directory: Path) -> list[Benchmark]:
     """Every (turn size, backend) pair is a subject with its own baseline file; all interleave."""
     subjects: dict[tuple[str, str], tuple[Callable[[int], int], Callable[[int], int]]] = {}
@@ -346,7 +342,7 @@ def bench_durable(directory: Path) -> list[Benchmark]:
         p50, p90 = median(subject_ns), _percentile(subject_ns, 0.9)
         base50, base90 = median(baseline_ns), _percentile(baseline_ns, 0.9)
         ratio = p50 / base50
-        low, high = bootstrap_interval(_p50_ratio, [subject_ns, baseline_ns])
+        low, high = bootstrap_interval(p50_ratio, [subject_ns, baseline_ns])
         targeted = backend != "jsonl+zstd"
         met = _verdict(low, high, DURABLE_TARGET) if targeted else None
         design = _verdict(low, high, DURABLE_DESIGN_TARGET)
@@ -466,7 +462,7 @@ def bench_durable_checked(directory: Path) -> list[Benchmark]:
     benchmarks: list[Benchmark] = []
     for backend, (checked_ns, unchecked_ns) in timings.items():
         p50, base50 = median(checked_ns), median(unchecked_ns)
-        low, high = bootstrap_interval(_p50_ratio, [checked_ns, unchecked_ns])
+        low, high = bootstrap_interval(p50_ratio, [checked_ns, unchecked_ns])
         benchmarks.append(
             {
                 "id": f"durable_turn.checked.{backend.replace('+', '_')}",
