@@ -48,9 +48,15 @@ from tests.adapters.adk_agent import APP, ScriptedLlm, lookup, remember, runner,
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[agentlog.Store]:
-    with agentlog.open_store(f"sqlite:///{tmp_path}/sessions.db") as opened:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[agentlog.Store]:
+    # PostgreSQL: the test server, in a schema of this test's own (the postgres_url fixture).
+    url = (
+        request.getfixturevalue("postgres_url")
+        if request.param == "postgresql"
+        else f"sqlite:///{tmp_path}/sessions.db"
+    )
+    with agentlog.open_store(url) as opened:
         yield opened
 
 

@@ -60,11 +60,20 @@ def store_url(scheme: str, tmp_path: Path) -> str:
 # --- the conformance suite ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scheme", ["sqlite", "jsonl", "memory"])
-def test_conformance_suite_passes_every_capability(scheme: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["sqlite", "jsonl", "memory", "postgresql"])
+def test_conformance_suite_passes_every_capability(
+    scheme: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # PostgreSQL: the test server, in a schema of this test's own (the postgres_url fixture).
+    url = (
+        request.getfixturevalue("postgres_url")
+        if scheme == "postgresql"
+        else store_url(scheme, tmp_path)
+    )
+
     @checkpointer_test(name=f"agentlog-{scheme}")
     async def checkpointer() -> AsyncIterator[AgentlogCheckpointer]:
-        saver = AgentlogCheckpointer(store_url(scheme, tmp_path))
+        saver = AgentlogCheckpointer(url)
         yield saver
         saver.close()
 

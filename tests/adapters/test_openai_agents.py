@@ -82,9 +82,15 @@ def test_it_is_an_sdk_session() -> None:
         assert session.session_settings == SessionSettings()
 
 
-def test_runner_keeps_every_item_and_the_history_stays_valid(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["sqlite", "postgresql"])
+def test_runner_keeps_every_item_and_the_history_stays_valid(
+    scheme: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # PostgreSQL: the test server, in a schema of this test's own (the postgres_url fixture).
+    store = request.getfixturevalue("postgres_url") if scheme == "postgresql" else url(tmp_path)
+
     async def main() -> None:
-        with AgentlogSession("chat", url(tmp_path)) as session:
+        with AgentlogSession("chat", store) as session:
             first = await Runner.run(agent(tool_turn("a")), "add please", session=session)
             assert first.final_output == "a: 3 and 7"
             second_model = tool_turn("b")

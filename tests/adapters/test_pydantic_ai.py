@@ -131,12 +131,18 @@ def test_a_fresh_process_resumes_the_conversation(tmp_path: Path, server: ForkSe
     assert len(seen) == len(stored.messages) + 1
 
 
-def test_conflicting_writers_get_conversation_conflict(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["sqlite", "postgresql"])
+def test_conflicting_writers_get_conversation_conflict(
+    scheme: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # PostgreSQL: the test server, in a schema of this test's own (the postgres_url fixture).
+    store = request.getfixturevalue("postgres_url") if scheme == "postgresql" else url(tmp_path)
+
     async def main() -> None:
         agent = make_agent()
-        with AgentlogConversationStore(url(tmp_path)) as one:
+        with AgentlogConversationStore(store) as one:
             await turn(one, "chat", "first", agent)
-            two = AgentlogConversationStore(url(tmp_path))
+            two = AgentlogConversationStore(store)
             mine, theirs = await one.load("chat"), await two.load("chat")
             assert mine is not None
             assert theirs is not None
