@@ -20,7 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypedDict
@@ -43,6 +43,7 @@ __all__ = [
     "median",
     "memory",
     "p50_ratio",
+    "round_robin",
     "now_ns",
     "quiet_gc",
     "render",
@@ -112,6 +113,24 @@ def p50_ratio(samples: list[Sequence[float]]) -> float:
     """The subject's median over the baseline's: ``samples`` is ``[subject, baseline]``."""
     subject, baseline = samples
     return median(subject) / median(baseline)
+
+
+def round_robin(
+    subjects: Mapping[str, Callable[[int], int]], total: int, warmup: int
+) -> dict[str, list[int]]:
+    """Call every subject with each index in ``range(total)``, the order rotated per index so
+    that no subject always runs first (or after the same one); the ns each returned, by name,
+    without the first ``warmup`` indexes. The collector is quieted meanwhile."""
+    names = list(subjects)
+    timings: dict[str, list[int]] = {name: [] for name in names}
+    with quiet_gc():
+        for index in range(total):
+            rotation = index % len(names)
+            for name in names[rotation:] + names[:rotation]:
+                elapsed = subjects[name](index)
+                if index >= warmup:
+                    timings[name].append(elapsed)
+    return timings
 
 
 def bootstrap_interval(

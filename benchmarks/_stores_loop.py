@@ -37,7 +37,7 @@ from benchmarks._harness import (
     median,
     now_ns,
     p50_ratio,
-    quiet_gc,
+    round_robin,
 )
 from benchmarks._loop import CHECKPOINTS, MESSAGES_PER_TURN, Turn, loop_turns
 
@@ -213,15 +213,7 @@ def bench_loop_turns(directory: Path) -> list[Benchmark]:
     for backend in BACKENDS:
         for mode in MODES:
             subjects[f"{mode}.{backend}"] = LoopTurns(backend, mode, directory, turns)
-    names = list(subjects)
-    timings: dict[str, list[int]] = {name: [] for name in names}
-    with quiet_gc():
-        for index in range(total):
-            rotation = index % len(names)
-            for name in names[rotation:] + names[:rotation]:
-                elapsed = subjects[name](index)
-                if index >= LOOP_WARMUP:
-                    timings[name].append(elapsed)
+    timings = round_robin(subjects, total, LOOP_WARMUP)
     flushes = {
         name: subject.flushes[LOOP_WARMUP:]
         for name, subject in subjects.items()

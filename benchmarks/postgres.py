@@ -47,6 +47,7 @@ from benchmarks._harness import (
     now_ns,
     p50_ratio,
     quiet_gc,
+    round_robin,
 )
 from benchmarks._loop import Turn, loop_turns
 from benchmarks._stores_loop import percentile, wire_turns
@@ -221,15 +222,7 @@ def bench_loop(schema: str) -> list[Benchmark]:
     }
     for mode in LOOP_MODES:
         subjects[mode] = StoreTurns(url, mode, turns)
-    names = list(subjects)
-    timings: dict[str, list[int]] = {name: [] for name in names}
-    with quiet_gc():
-        for index in range(total):
-            rotation = index % len(names)
-            for name in names[rotation:] + names[:rotation]:
-                elapsed = subjects[name](index)
-                if index >= LOOP_WARMUP:
-                    timings[name].append(elapsed)
+    timings = round_robin(subjects, total, LOOP_WARMUP)
     for subject in subjects.values():
         subject.close()  # type: ignore[attr-defined]  # every subject has close()
     raw, each = timings["raw"], timings["raw-each"]
