@@ -3,12 +3,14 @@
 Implements spec/persistence.md §4 in agentlog's own schema: ``STRICT`` tables, an
 ``application_id`` and a ``user_version`` that are checked on every open and never migrated
 (bump-and-reject), WAL journaling with ``synchronous=FULL``, one row per event with the nullable
-``surface_op`` and ``source_event_seqs`` columns of the surface RFC, and payloads of 4 KiB or more
-stored zstd-compressed when that is smaller.
+``surface_op`` and ``source_event_seqs`` columns of the surface RFC, and payloads as JSON text —
+or, in a ``sqlite+zstd:///file.db`` store, zstd-compressed from 4 KiB on when that is smaller
+(the same file: either store reads both forms).
 
-Durability: an append is one ``BEGIN IMMEDIATE`` transaction that checks the stored tail (the
-session's next seq) before inserting; it returns after ``COMMIT``, which with ``synchronous=FULL``
-has synced the WAL. A failed transaction is rolled back and leaves the log as it was.
+Durability: an append is one ``BEGIN IMMEDIATE`` transaction that moves the stored tail (the
+session's next seq) from the writer's expected seq, or raises without writing, and inserts; it
+returns after ``COMMIT``, which with ``synchronous=FULL`` has synced the WAL. A failed
+transaction is rolled back and leaves the log as it was.
 
 One writer per session: the writer holds a non-blocking ``flock`` on a per-session lock file in
 ``<database>.locks/`` (``_file_lock``; the kernel drops it when the process dies), so a second
@@ -95,8 +97,11 @@ class _LockLease(Lease):
 class SqliteBackend(SqlBackend):
     """Sessions in one SQLite database file (or ``:memory:``): the ``SqlBackend`` hooks."""
 
-    def __init__(self, path: Path, *, url: str, read_only: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, url: str, read_only: bool = False, compressed: bool = False
+    ) -> None:
         self.url = url
+        self.compress_from = COMPRESS_FROM if compressed else None
         self.path = path
         self._lock = threading.RLock()
         in_memory = str(path) == ":memory:"
@@ -114,9 +119,14 @@ class SqliteBackend(SqlBackend):
 
     @classmethod
     def from_url(cls, url: StoreURL, *, read_only: bool = False) -> Self:
-        """The database file of ``sqlite:///file.db`` (created unless ``read_only``)."""
+        """The database file of ``sqlite:///file.db`` or ``sqlite+zstd:///file.db``.
+
+        Created unless ``read_only``; ``sqlite+zstd`` stores large payloads compressed.
+        """
         assert url.path is not None
-        return cls(url.path, url=url.url, read_only=read_only)
+        return cls(
+            url.path, url=url.url, read_only=read_only, compressed=url.scheme == "sqlite+zstd"
+        )
 
     # --- opening --------------------------------------------------------------------------
 

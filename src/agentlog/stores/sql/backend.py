@@ -3,9 +3,9 @@
 Implements spec/persistence.md §4 for any SQL engine: two tables, one session row (header,
 version, created_at, cwd, parent_session, and ``next_seq``, the stored tail) and one row per
 event keyed by ``(session_id, seq)`` (``agentlog.stores.sql.rows``). An append is one
-transaction that reads the stored tail, checks it against the writer's expected next seq
-(``check_tail``), inserts the batch and moves the tail; ``read`` decodes the rows of one
-snapshot; ``list``, ``delete``, ``cut`` (``agentlog.stores.sql.cut``) and ``revision`` are
+transaction that moves the stored tail from the writer's expected next seq in one conditional
+``UPDATE`` (``check_tail`` explains a miss) and inserts the batch; ``read`` decodes the rows of
+one snapshot; ``list``, ``delete``, ``cut`` (``agentlog.stores.sql.cut``) and ``revision`` are
 template methods too. Statements are written with ``?`` placeholders and ``{sessions}`` /
 ``{events}`` for the table names; ``_sql`` rewrites them for the engine.
 
@@ -33,8 +33,9 @@ The hooks a subclass provides (``SqliteBackend`` is the reference; a PostgreSQL 
     Keeps a durable copy of the rows a cut removes; returns where (``None``: no copy).
 
 Optional: ``_execute_many(connection, statement, rows)`` (default: the driver's
-``executemany``; COPY or a multi-row insert are faster elsewhere), ``_pack_data`` /
-``_unpack_data`` (default: zstd for payloads of ``COMPRESS_FROM`` bytes or more, when smaller),
+``executemany``; COPY or a multi-row insert are faster elsewhere), ``compress_from`` (default
+``None``: payloads stored as JSON text; a size makes ``_pack_data`` store payloads of that many
+bytes or more zstd-compressed, when smaller), ``_pack_data`` / ``_unpack_data``,
 ``_stored_next`` and ``_insert_session`` (for a schema with more session columns).
 """
 
@@ -73,9 +74,15 @@ from agentlog.values import JsonValue
 __all__ = ["COMPRESS_FROM", "SqlBackend"]
 
 COMPRESS_FROM: Final = 4096
-"""Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
+"""With compression on, payloads of at least this many bytes are stored zstd-compressed when
+that is smaller."""
 _T = TypeVar("_T")
-_INSERT_EVENT: Final = "INSERT INTO {events} VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_EVENT: Final = (
+    "INSERT INTO {events} VALUES (?, ?, ?, ?, ?, nullif(?, ''), nullif(?, ''), nullif(?, ''))"
+)
+"""An event row; the optional columns bind ``''`` for absent, which ``nullif`` makes ``NULL``:
+drivers such as ``sqlite3`` adapt a ``None`` parameter through a failed attribute lookup, a
+cost paid for most columns of most rows."""
 
 
 class SqlBackend(Backend):
@@ -87,6 +94,12 @@ class SqlBackend(Backend):
     """The table of session rows."""
     events_table: str = "agentlog_events"
     """The table of event rows."""
+
+    compress_from: int | None = None
+    """Store payloads of this many bytes or more zstd-compressed (when smaller); ``None``: never.
+
+    Off by default: compressing a 4 KiB payload costs more CPU than the rest of its durable
+    append, and reads decode both forms whatever the setting."""
 
     _compressor: zstandard.ZstdCompressor | None = None
     _decompressor: zstandard.ZstdDecompressor | None = None
@@ -123,7 +136,7 @@ class SqlBackend(Backend):
     def _pack_data(self, encoded: bytes) -> object:
         """The ``data`` column of a payload's JSON bytes: text, or zstd bytes when smaller."""
         text: str | bytes = encoded.decode("utf-8", "surrogatepass")
-        if len(encoded) >= COMPRESS_FROM:
+        if self.compress_from is not None and len(encoded) >= self.compress_from:
             if self._compressor is None:
                 self._compressor = zstandard.ZstdCompressor(level=3)
             packed = self._compressor.compress(encoded)
@@ -201,20 +214,28 @@ class SqlBackend(Backend):
         *,
         next_seq: int,
     ) -> None:
-        """One transaction: check the stored tail, insert the batch, move the tail."""
+        """One transaction: move the stored tail past the batch, insert the batch.
+
+        The tail moves only from ``next_seq`` (one conditional ``UPDATE``: the check and the
+        move are one statement); when it does not, the stored tail is read to say why.
+        """
         session_id = str(header["id"])
-        rows = [event_row(session_id, event, self._pack_data) for event in events]
+        pack = self._pack_data
+        rows = [event_row(session_id, event, pack, "") for event in events]
         with self._errors(session_id), self._transaction() as db:
             execute = self._executor(db)
-            check_tail(session_id, self._stored_next(execute, session_id), next_seq)
             if next_seq == 0:
+                check_tail(session_id, self._stored_next(execute, session_id), next_seq)
                 self._insert_session(execute, header)
+            moved = execute(
+                "UPDATE {sessions} SET next_seq = ? WHERE id = ? AND next_seq = ?",
+                (next_seq + len(rows), session_id, next_seq),
+            ).rowcount
+            if moved != 1:
+                # No row matched: no session, or a tail other than next_seq; either raises.
+                check_tail(session_id, self._stored_next(execute, session_id), next_seq)
             if rows:
                 self._execute_many(db, _INSERT_EVENT, rows)
-            execute(
-                "UPDATE {sessions} SET next_seq = ? WHERE id = ?",
-                (next_seq + len(rows), session_id),
-            )
 
     def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
         """The header and the event rows from ``from_seq`` on, from one snapshot."""

@@ -45,20 +45,28 @@ def header_text(header: Mapping[str, Any]) -> str:
 
 
 def event_row(
-    session_id: str, event: Mapping[str, Any], pack: Callable[[bytes], object]
+    session_id: str,
+    event: Mapping[str, Any],
+    pack: Callable[[bytes], object],
+    absent: object = None,
 ) -> tuple[Any, ...]:
-    """The row of one wire event; ``pack`` turns the payload's JSON bytes into its column."""
-    sources = event.get("sourceEventSeqs")
-    surface_op = event.get("surfaceOp")
+    """The row of one wire event; ``pack`` turns the payload's JSON bytes into its column.
+
+    ``absent`` stands for the optional columns an event does not have (``None``: SQL ``NULL``;
+    a statement may bind a sentinel instead and turn it into ``NULL`` itself).
+    """
+    get = event.get
+    sources = get("sourceEventSeqs")
+    surface_op = get("surfaceOp")
     return (
         session_id,
         event["seq"],
         event["type"],
         event["time"],
         pack(dumps(event["data"])),
-        None if sources is None else dumps(sources).decode(),
-        None if surface_op is None else dumps(surface_op).decode(),
-        1 if event.get("ignorable") is True else None,
+        absent if sources is None else dumps(sources).decode(),
+        absent if surface_op is None else dumps(surface_op).decode(),
+        1 if get("ignorable") is True else absent,
     )
 
 
