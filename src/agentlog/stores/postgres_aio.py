@@ -30,7 +30,6 @@ except ImportError as exc:  # pragma: no cover - exercised by a test without the
     ) from exc
 import zstandard
 
-from agentlog.errors import StoreError
 from agentlog.stores import _pg_queries as queries
 from agentlog.stores._pg_append import (
     Refused,
@@ -49,6 +48,7 @@ from agentlog.stores._pg_url import configure_statements, parse_postgres_url
 from agentlog.stores.aio_base import AsyncBackend, AsyncLease
 from agentlog.stores.base import SessionInfo, StoredLog
 from agentlog.stores.postgres import ATTEMPTS
+from agentlog.stores.read_only import read_only_error
 from agentlog.stores.sql.rows import event_row
 from agentlog.stores.url import StoreURL
 from agentlog.values import JsonValue
@@ -116,10 +116,9 @@ class AsyncPostgresBackend(AsyncBackend):
             async with self._pool.connection() as connection:
                 return await run_async(connection, operation)
 
-    def _writable(self, session_id: str | None) -> None:
-        if self._read_only:
-            subject = "" if session_id is None else f": session {session_id!r} cannot be written"
-            raise StoreError(f"store {self.location!r} is open read-only{subject}")
+    def _writable(self, session_id: str) -> None:
+        if self._read_only:  # the refusal of the sync store's ReadOnlyBackend
+            raise read_only_error(self.url, session_id)
 
     # --- the contract -----------------------------------------------------------------------
 
