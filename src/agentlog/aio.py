@@ -332,8 +332,8 @@ class AsyncSession:
                     ignorable=ignorable,
                 )
             if writer is not None:
-                return await self._append_durably(
-                    writer, event_type, data, surface_op, source_event_seqs, ignorable
+                return await writer.append(
+                    self.sync, event_type, data, surface_op, source_event_seqs, ignorable
                 )
             return await asyncio.to_thread(
                 self.sync.append,
@@ -343,34 +343,6 @@ class AsyncSession:
                 source_event_seqs=source_event_seqs,
                 ignorable=ignorable,
             )
-
-    async def _append_durably(
-        self,
-        writer: AsyncWriter,
-        event_type: str,
-        data: JsonValue,
-        surface_op: JsonValue,
-        source_event_seqs: JsonValue,
-        ignorable: bool,
-    ) -> Event:
-        """Check the event, await its durable write, then apply it (spec/core.md §4)."""
-        session = self.sync
-        with session._lock:
-            pending = session._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
-        write = asyncio.ensure_future(writer.append(pending.event))
-        try:
-            await asyncio.shield(write)
-        except asyncio.CancelledError:
-            # A cancelled task still learns the write's outcome first: a write that committed
-            # is applied, so the session never falls behind its store (whose fence would then
-            # refuse every later append).
-            await asyncio.wait([write])
-            if not write.cancelled() and write.exception() is None:
-                with session._lock:
-                    session._commit(pending)
-            raise
-        with session._lock:
-            return session._commit(pending)
 
     async def flush(self) -> None:
         """Return once every appended event is durable."""

@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Generator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 import psycopg
 
@@ -32,8 +31,7 @@ _T = TypeVar("_T")
 Fetch = Literal["rowcount", "one", "all"]
 
 
-@dataclass(frozen=True, slots=True)
-class Statement:
+class Statement(NamedTuple):
     """One statement of a flight, and what of its result the operation needs back."""
 
     sql: Any
@@ -49,8 +47,7 @@ Steps = Generator[list[Statement], list[Any], _T]
 """An operation: yields flights of statements, is sent their results, returns its outcome."""
 
 
-@dataclass(frozen=True, slots=True)
-class Run(Generic[_T]):
+class Run(NamedTuple, Generic[_T]):
     """An operation and how to run it."""
 
     steps: Steps[_T]

@@ -3,9 +3,9 @@
 The twin of ``Writer`` (``agentlog.stores.writer``) for ``agentlog.aio``, with the same
 durability per mode (DESIGN decision 7), awaited on the event loop instead of run on a thread:
 
-* **durable** (default): ``agentlog.aio``'s ``AsyncSession.append`` checks the event
-  (``Session._prepare``), awaits ``append`` — the backend's durable write — and only then
-  applies it, so a failed write leaves the session unchanged and the append raises.
+* **durable** (default): ``append`` checks the event through the session's own pipeline
+  (``Session._prepare``), awaits the backend's durable write, and only then applies it
+  (``Session._commit``), so a failed write leaves the session unchanged and the append raises.
 * **write-behind**: events are queued; ``batch_delay`` seconds after a batch's first event an
   asyncio timer writes the batch, and ``flush()`` / ``close()`` write the rest. Unflushed events
   are lost in a crash; a failed background write keeps the batch, logs one warning, and the
@@ -27,7 +27,9 @@ from typing import Any
 
 from agentlog.errors import StoreError
 from agentlog.events import Event
+from agentlog.session import Session
 from agentlog.stores.aio_base import AsyncBackend, AsyncLease
+from agentlog.values import JsonValue
 
 __all__ = ["AsyncWriter"]
 
@@ -134,7 +136,39 @@ class AsyncWriter:
 
     # --- awaited ---------------------------------------------------------------------------
 
-    async def append(self, event: Event) -> None:
+    async def append(
+        self,
+        session: Session,
+        event_type: str,
+        data: JsonValue,
+        surface_op: JsonValue,
+        source_event_seqs: JsonValue,
+        ignorable: bool,
+    ) -> Event:
+        """Check the event, await its durable write, then apply it (spec/core.md §4).
+
+        The session's own pipeline checks it (``Session._prepare``: nothing changes if it is
+        rejected); the write comes next; the event is applied (``Session._commit``) only once
+        it is durable, so a failed write leaves the session as it was.
+        """
+        with session._lock:
+            pending = session._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
+        write = asyncio.ensure_future(self._write_one(pending.event))
+        try:
+            await asyncio.shield(write)
+        except asyncio.CancelledError:
+            # A cancelled task still learns the write's outcome first: a write that committed
+            # is applied, so the session never falls behind its store (whose fence would then
+            # refuse every later append).
+            await asyncio.wait([write])
+            if not write.cancelled() and write.exception() is None:
+                with session._lock:
+                    session._commit(pending)
+            raise
+        with session._lock:
+            return session._commit(pending)
+
+    async def _write_one(self, event: Event) -> None:
         """Durably write ``event`` (after the events of a group commit whose write failed)."""
         self._check_open()
         async with self._io:
