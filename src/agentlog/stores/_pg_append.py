@@ -28,7 +28,8 @@ and decisions for the sync store and for ``agentlog.aio``'s, which only execute 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import zstandard
@@ -42,12 +43,13 @@ from agentlog.errors import (
 from agentlog.stores._pg_lease import RENEW, LeaseRow
 from agentlog.stores._pg_steps import Run, Statement, Steps
 from agentlog.stores.base import session_not_found
-from agentlog.stores.sql.backend import COMPRESS_FROM
-from agentlog.stores.sql.rows import BadRow
+from agentlog.stores.sql.backend import COMPRESS_FROM, decompress_frame
+from agentlog.stores.sql.rows import event_row
 from agentlog.values import JsonValue, dumps
 
 __all__ = [
     "CHANNEL",
+    "AppendPlan",
     "ONE_STATEMENT",
     "Refused",
     "append_once",
@@ -104,6 +106,68 @@ class Refused(Exception):
     """The fence or the lease matched no row; the transaction is rolled back."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AppendPlan:
+    """One append as both PostgreSQL stores send it: its rows and the operations around them.
+
+    A store runs ``attempt()``; on ``Refused`` (or a duplicate key) ``refusal()`` says why; on a
+    lost connection ``landed()`` says whether the attempt is stored (else it is sent again).
+    """
+
+    schema: str
+    session_id: str
+    created: tuple[Any, ...] | None
+    """The session row a first batch creates (``next_seq`` 0), else ``None``."""
+    rows: list[tuple[Any, ...]]
+    next_seq: int
+    lease: LeaseRow | None
+    lease_seconds: float
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        schema: str,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        next_seq: int,
+        lease: LeaseRow | None,
+        lease_seconds: float,
+        pack: Callable[[bytes], object],
+    ) -> AppendPlan:
+        """The plan of appending ``events`` at ``next_seq`` (``pack``: the data column codec)."""
+        session_id = str(header["id"])
+        return cls(
+            schema=schema,
+            session_id=session_id,
+            created=session_row(header, events) if next_seq == 0 else None,
+            rows=[event_row(session_id, event, pack) for event in events],
+            next_seq=next_seq,
+            lease=lease,
+            lease_seconds=lease_seconds,
+        )
+
+    def attempt(self) -> Run[None]:
+        """The append's transaction, once (``append_once``)."""
+        return append_once(
+            schema=self.schema,
+            session_id=self.session_id,
+            created=self.created,
+            rows=self.rows,
+            next_seq=self.next_seq,
+            lease=self.lease,
+            lease_seconds=self.lease_seconds,
+        )
+
+    def refusal(self) -> Run[StoreError]:
+        """Why an attempt was refused (``refusal``)."""
+        return refusal(self.session_id, self.lease, self.next_seq)
+
+    def landed(self) -> Run[bool]:
+        """Whether an attempt of unknown outcome is stored (``landed``)."""
+        return landed(self.session_id, self.created, self.rows, self.next_seq)
+
+
 def pack_data(encoded: bytes, compressor: zstandard.ZstdCompressor) -> bytes:
     """The payload's JSON bytes for the ``bytea`` column, zstd-compressed when smaller.
 
@@ -124,16 +188,8 @@ def unpack_data(index: int, data: bytes) -> bytes:
     """
     if not data.startswith(_ZSTD_MAGIC):
         return data
-    # A fresh decompression object: a zstd context must not be shared by threads, and one-shot
-    # decompression would allocate whatever size a damaged frame claims.
-    stream = zstandard.ZstdDecompressor().decompressobj()
-    try:
-        plain: bytes = stream.decompress(data)
-    except zstandard.ZstdError as exc:
-        raise BadRow(index, f"compressed data: {exc}") from exc
-    if not stream.eof:
-        raise BadRow(index, "compressed data: the frame is incomplete")
-    return plain
+    # A fresh decompressor: a zstd context must not be shared by threads.
+    return decompress_frame(index, data, zstandard.ZstdDecompressor())
 
 
 def session_row(

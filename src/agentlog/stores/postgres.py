@@ -22,7 +22,6 @@ One writer per session across hosts: a lease row (``_pg_lease``) plus the seq fe
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, Self, TypeVar
@@ -39,16 +38,7 @@ import zstandard
 
 from agentlog.errors import StoreError
 from agentlog.stores import _pg_queries as queries
-from agentlog.stores._pg_append import (
-    CHANNEL,
-    Refused,
-    append_once,
-    landed,
-    pack_data,
-    refusal,
-    session_row,
-    unpack_data,
-)
+from agentlog.stores._pg_append import CHANNEL, AppendPlan, Refused, pack_data, unpack_data
 from agentlog.stores._pg_errors import connection_lost, pg_errors
 from agentlog.stores._pg_lease import LeaseKeeper, PostgresLease
 from agentlog.stores._pg_schema import ensure_schema, migrate
@@ -56,7 +46,6 @@ from agentlog.stores._pg_steps import Run, run
 from agentlog.stores._pg_url import configure_statements, parse_postgres_url
 from agentlog.stores.base import Lease, SessionInfo, StoredLog
 from agentlog.stores.sql import SqlBackend
-from agentlog.stores.sql.rows import event_row
 from agentlog.stores.url import StoreURL
 from agentlog.values import JsonValue
 
@@ -225,36 +214,32 @@ class PostgresBackend(SqlBackend):
         """
         session_id = str(header["id"])
         self._writable(session_id)
-        rows = [event_row(session_id, event, self._pack_data) for event in events]
-        created = session_row(header, events) if next_seq == 0 else None
-        held = lease if isinstance(lease, PostgresLease) else None
-        attempt = functools.partial(
-            append_once,
+        plan = AppendPlan.of(
             schema=self.schema,
-            session_id=session_id,
-            created=created,
-            rows=rows,
+            header=header,
+            events=events,
             next_seq=next_seq,
-            lease=held,
+            lease=lease if isinstance(lease, PostgresLease) else None,
             lease_seconds=self._leases.seconds,
+            pack=self._pack_data,
         )
         with pg_errors(self._where, session_id):
             for tries in range(1, ATTEMPTS + 1):
                 connection = None
                 try:
                     with self._connection() as connection:
-                        run(connection, attempt())
+                        run(connection, plan.attempt())
                     return
                 except (Refused, psycopg.IntegrityError):
                     with self._connection() as connection:
-                        raise run(connection, refusal(session_id, held, next_seq)) from None
+                        raise run(connection, plan.refusal()) from None
                 except psycopg.Error as exc:
                     if tries == ATTEMPTS or not connection_lost(exc, connection):
                         raise
                     # The outcome of this attempt is unknown (the connection went, perhaps at
                     # COMMIT): what is stored at those seqs says whether it landed.
                     with self._connection() as connection:
-                        if run(connection, landed(session_id, created, rows, next_seq)):
+                        if run(connection, plan.landed()):
                             return
 
     def exists(self, session_id: str) -> bool:

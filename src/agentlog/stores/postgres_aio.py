@@ -17,7 +17,6 @@ same, so sync and async workers share one store.
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Self, TypeVar
 
@@ -31,15 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised by a test without the
 import zstandard
 
 from agentlog.stores import _pg_queries as queries
-from agentlog.stores._pg_append import (
-    Refused,
-    append_once,
-    landed,
-    pack_data,
-    refusal,
-    session_row,
-    unpack_data,
-)
+from agentlog.stores._pg_append import AppendPlan, Refused, pack_data, unpack_data
 from agentlog.stores._pg_errors import connection_lost, pg_errors
 from agentlog.stores._pg_lease import AsyncLeaseKeeper, AsyncPostgresLease
 from agentlog.stores._pg_schema import ensure_schema
@@ -49,7 +40,6 @@ from agentlog.stores.aio_base import AsyncBackend, AsyncLease
 from agentlog.stores.base import SessionInfo, StoredLog
 from agentlog.stores.postgres import ATTEMPTS
 from agentlog.stores.read_only import read_only_error
-from agentlog.stores.sql.rows import event_row
 from agentlog.stores.url import StoreURL
 from agentlog.values import JsonValue
 
@@ -150,41 +140,32 @@ class AsyncPostgresBackend(AsyncBackend):
         """``PostgresBackend.append``, awaited: the same fenced statements and read-back."""
         session_id = str(header["id"])
         self._writable(session_id)
-        rows = [
-            event_row(session_id, event, lambda data: pack_data(data, self._compressor))
-            for event in events
-        ]
-        created = session_row(header, events) if next_seq == 0 else None
-        held = lease if isinstance(lease, AsyncPostgresLease) else None
-        attempt = functools.partial(
-            append_once,
+        plan = AppendPlan.of(
             schema=self.schema,
-            session_id=session_id,
-            created=created,
-            rows=rows,
+            header=header,
+            events=events,
             next_seq=next_seq,
-            lease=held,
+            lease=lease if isinstance(lease, AsyncPostgresLease) else None,
             lease_seconds=self._lease_seconds,
+            pack=lambda data: pack_data(data, self._compressor),
         )
         with pg_errors(self.location, session_id):
             for tries in range(1, ATTEMPTS + 1):
                 connection = None
                 try:
                     async with self._connection() as connection:
-                        await run_async(connection, attempt())
+                        await run_async(connection, plan.attempt())
                     return
                 except (Refused, psycopg.IntegrityError):
                     async with self._connection() as connection:
-                        raise await run_async(
-                            connection, refusal(session_id, held, next_seq)
-                        ) from None
+                        raise await run_async(connection, plan.refusal()) from None
                 except psycopg.Error as exc:
                     if tries == ATTEMPTS or not connection_lost(exc, connection):
                         raise
                     # The outcome of this attempt is unknown (the connection went, perhaps at
                     # COMMIT): what is stored at those seqs says whether it landed.
                     async with self._connection() as connection:
-                        if await run_async(connection, landed(session_id, created, rows, next_seq)):
+                        if await run_async(connection, plan.landed()):
                             return
 
     async def delete(self, lease: AsyncLease, session_id: str) -> None:

@@ -70,7 +70,7 @@ from agentlog.stores.sql.rows import (
 )
 from agentlog.values import JsonValue
 
-__all__ = ["COMPRESS_FROM", "SqlBackend", "stored_log"]
+__all__ = ["COMPRESS_FROM", "SqlBackend", "decompress_frame", "stored_log"]
 
 COMPRESS_FROM: Final = 4096
 """Payloads of at least this many bytes are stored zstd-compressed when that is smaller."""
@@ -139,16 +139,7 @@ class SqlBackend(Backend):
         """
         if self._decompressor is None:
             self._decompressor = zstandard.ZstdDecompressor()
-        # A decompression object: one-shot decompression would allocate whatever size a
-        # damaged frame header claims.
-        stream = self._decompressor.decompressobj()
-        try:
-            plain: bytes = stream.decompress(data)
-        except zstandard.ZstdError as exc:
-            raise BadRow(index, f"compressed data: {exc}") from exc
-        if not stream.eof:
-            raise BadRow(index, "compressed data: the frame is incomplete")
-        return plain
+        return decompress_frame(index, data, self._decompressor)
 
     def _stored_next(self, execute: Execute, session_id: str) -> int | None:
         """The stored tail of a session inside the append's transaction (``None``: no row)."""
@@ -322,6 +313,24 @@ class SqlBackend(Backend):
                 ).fetchone()
             )
         return None if row is None else f"{self.location}:{row[0]}"
+
+
+def decompress_frame(index: int, data: bytes, decompressor: zstandard.ZstdDecompressor) -> bytes:
+    """The JSON bytes of the zstd frame in the ``data`` column of the row at ``index``.
+
+    Raises:
+        BadRow: when the frame is damaged or incomplete.
+    """
+    # A decompression object: one-shot decompression would allocate whatever size a damaged
+    # frame header claims.
+    stream = decompressor.decompressobj()
+    try:
+        plain: bytes = stream.decompress(data)
+    except zstandard.ZstdError as exc:
+        raise BadRow(index, f"compressed data: {exc}") from exc
+    if not stream.eof:
+        raise BadRow(index, "compressed data: the frame is incomplete")
+    return plain
 
 
 def stored_log(
