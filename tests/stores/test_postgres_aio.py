@@ -29,7 +29,7 @@ from agentlog.errors import (
 )
 from agentlog.stores import open_store
 from tests.stores.contract import clock, one_turn, start_turn
-from tests.stores.pg import admin, schema_of, stored_events
+from tests.stores.pg import admin, schema_of, stored_events, with_lease
 from tests.stores.pg_cut import CuttingProxy
 from tests.stores.test_postgres import dump
 from tests.stores.test_postgres_commit import CUTS, append_cut, check_reopens, rows
@@ -458,3 +458,22 @@ def test_read_only_and_unreachable_stores_fail_as_the_sync_store_does(postgres_u
             await aio.open_store("postgresql://postgres@127.0.0.1:1/test?connect_timeout=2")
 
     asyncio.run(scenario())
+
+
+def test_an_idle_async_writer_keeps_its_lease_by_an_asyncio_task(postgres_url: str) -> None:
+    """With half-second leases, a session left idle for three lease times is still its
+    writer's: the renewal runs as a task on the loop (no thread), and a sync worker is refused."""
+    url = with_lease(postgres_url, 0.5)
+
+    async def scenario() -> None:
+        async with await aio.open_store(url, clock=clock) as store:
+            session = await store.create("s")
+            await session.append("turn/start", {"turn": 1})
+            await asyncio.sleep(1.5)
+            assert "agentlog-pg-leases" in {t.get_name() for t in asyncio.all_tasks()}
+            with open_store(url) as sync, pytest.raises(SessionLocked):
+                sync.open("s")
+            await session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+
+    asyncio.run(scenario())
+    assert [e["type"] for e in stored_events(postgres_url, "s")] == ["turn/start", "turn/end"]
