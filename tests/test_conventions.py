@@ -194,13 +194,15 @@ def test_every_core_spec_section_is_cited_in_the_source() -> None:
 def test_import_needs_no_optional_dependency() -> None:
     """STYLE.md §5: importing agentlog and every module pulls in no optional extra.
 
-    The modules of the PostgreSQL backend are the extra's own (``agentlog.stores.postgres``
-    and its ``_pg_*`` helpers): ``open_store`` imports them only for a ``postgresql://`` URL.
+    The modules of the PostgreSQL backend are the extra's own (``agentlog.stores.postgres``,
+    its async twin ``postgres_aio`` and their ``_pg_*`` helpers): ``open_store`` imports them
+    only for a ``postgresql://`` URL.
     """
     code = (
         "import sys, pkgutil, importlib, agentlog\n"
         "for info in pkgutil.walk_packages(agentlog.__path__, 'agentlog.'):\n"
-        "    optional = info.name.rpartition('.')[2] == 'postgres' or '._pg_' in info.name\n"
+        "    last = info.name.rpartition('.')[2]\n"
+        "    optional = last in ('postgres', 'postgres_aio') or '._pg_' in info.name\n"
         "    if not info.name.endswith('__main__') and not optional:\n"
         "        importlib.import_module(info.name)\n"
         "bad = {'psycopg', 'openai', 'anthropic'} & set(sys.modules)\n"

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import agentlog
+from tests.conftest import POSTGRES_SERVER
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
@@ -32,7 +33,13 @@ def python_blocks(path: Path) -> list[str]:
     "sessions, install_invariants), not by the test suite's own companion"
 )
 @pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
-def test_markdown_examples_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_markdown_examples_run(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    if any(POSTGRES_SERVER in block for block in python_blocks(path)):
+        # Examples on the test server run where the PostgreSQL tests run (and skip, or fail
+        # under CI=true, as they do without a server).
+        request.getfixturevalue("postgres_url")
     monkeypatch.chdir(tmp_path)  # examples may create stores in the working directory
     monkeypatch.setenv("AGENTLOG_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("AGENTLOG_STORE", raising=False)

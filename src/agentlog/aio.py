@@ -5,14 +5,22 @@ hands out are ``AsyncSession`` objects mirroring ``Session``: ``await session.ap
 ``await session.flush()``, ``await session.close()``; reads (``events``, ``surface``,
 ``derive_messages()``) stay synchronous because they never touch storage.
 
-Storage work (opening, durable appends, flushes) runs in a worker thread, so the event loop
-keeps running while a file is fsynced; the calls on one session are serialized. Observers of
-a session therefore run in that worker thread during a durable append: keep them synchronous
-(or hand work to the loop with ``loop.call_soon_threadsafe``).
+A PostgreSQL store (``postgresql://…``) is async-native: its storage calls — durable appends,
+lease takes and renewals, reads, lists, forks, deletes — are awaited on the event loop over
+psycopg's async connections (``agentlog.stores.postgres_aio``), with no worker thread, and the
+same contract as the sync store (durability, leases and the seq fence, errors and their texts,
+schema): sync and async workers share one store. An append is checked by the session first, then
+awaited, then applied: a failed write leaves the session unchanged. Observers run on the event
+loop, after the write.
 
-``async with session.batch():`` is the group commit of ``Session.batch()``: the appends inside
-do no I/O, so they run on the event loop itself, and the block's exit writes them in one
-durable write in a worker thread. Other tasks' calls on the session wait for the block.
+Every other store (JSONL, SQLite, memory) runs its storage work in a worker thread, so the event
+loop keeps running while a file is fsynced; observers then run in that thread during a durable
+append: keep them synchronous (or hand work to the loop with ``loop.call_soon_threadsafe``).
+
+The calls on one session are serialized. ``async with session.batch():`` is the group commit of
+``Session.batch()``: the appends inside do no I/O, so they run on the event loop itself, and the
+block's exit writes them in one durable write. Other tasks' calls on the session wait for the
+block.
 
 The plugin entry points are here too, under their sync names: ``compact``,
 ``compact_if_needed`` and ``compact_region`` (the same coroutines, which take either kind of
@@ -34,6 +42,10 @@ from agentlog.plugins.aio import expand, offload_for_failure, offload_images, pr
 from agentlog.session import EventLog, Observer, Session, Surface, Validator
 from agentlog.stores import RepairResult, SessionInfo, SessionPage, Store
 from agentlog.stores import open_store as _open_store
+from agentlog.stores.aio_store import AsyncStoreCore
+from agentlog.stores.aio_writer import AsyncWriter
+from agentlog.stores.registry import backend_entry
+from agentlog.stores.url import default_store_url, parse_store_url
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 from agentlog.values import JsonValue
 
@@ -65,7 +77,25 @@ async def open_store(
     projections: Iterable[MessageProjection] = (IMAGE_OFFLOAD,),
     clock: Callable[[], int] | None = None,
 ) -> AsyncStore:
-    """Open a session store (see ``agentlog.stores.open_store``), for asyncio code."""
+    """Open a session store (see ``agentlog.stores.open_store``), for asyncio code.
+
+    A scheme with an async backend (``postgresql://``) is opened on the event loop; any other
+    store is opened, and run, in worker threads.
+    """
+    url = url or default_store_url()
+    parsed = parse_store_url(url)
+    backend = backend_entry(parsed.scheme).load_async(url)
+    if backend is not None:
+        connected = await backend.connect(parsed, read_only=read_only or parsed.read_only)
+        return AsyncStore(
+            AsyncStoreCore(
+                connected,
+                write_behind=write_behind,
+                batch_delay=batch_delay,
+                projections=projections,
+                clock=clock,
+            )
+        )
     store = await asyncio.to_thread(
         _open_store,
         url,
@@ -81,34 +111,45 @@ async def open_store(
 class AsyncStore:
     """A ``Store`` for asyncio code: the same methods, awaited."""
 
-    def __init__(self, store: Store) -> None:
-        self.sync = store
-        """The wrapped synchronous store."""
+    def __init__(self, store: Store | AsyncStoreCore) -> None:
+        self._native = store if isinstance(store, AsyncStoreCore) else None
+        self._threaded = store if isinstance(store, Store) else None
+        self.sync = self._threaded
+        """The wrapped synchronous store (``None`` for an async-native store)."""
 
     @property
     def url(self) -> str:
         """The URL this store was opened from."""
-        return self.sync.url
+        return self._store().url
 
     async def create(
         self, session_id: str | None = None, *, cwd: str | None = None, strict: bool = True
     ) -> AsyncSession:
         """Create a new session, attached: every append is persisted."""
+        if self._native is not None:
+            return AsyncSession(*await self._native.create(session_id, cwd=cwd, strict=strict))
+        sync = self._sync()
         return AsyncSession(
-            await asyncio.to_thread(self.sync.create, session_id, cwd=cwd, strict=strict)
+            await asyncio.to_thread(sync.create, session_id, cwd=cwd, strict=strict)
         )
 
     async def open(self, session_id: str, *, strict: bool = True) -> AsyncSession:
         """Resume a stored session for writing: repair what a crash left, then attach."""
-        return AsyncSession(await asyncio.to_thread(self.sync.open, session_id, strict=strict))
+        if self._native is not None:
+            return AsyncSession(*await self._native.open(session_id, strict=strict))
+        return AsyncSession(await asyncio.to_thread(self._sync().open, session_id, strict=strict))
 
     async def inspect(self, session_id: str) -> AsyncSession:
         """A detached, read-only view of a stored session; nothing is written."""
-        return AsyncSession(await asyncio.to_thread(self.sync.inspect, session_id))
+        if self._native is not None:
+            return AsyncSession(await self._native.inspect(session_id))
+        return AsyncSession(await asyncio.to_thread(self._sync().inspect, session_id))
 
     async def list(self) -> list[SessionInfo]:
         """Every stored session (created sessions appear after their first append)."""
-        return await asyncio.to_thread(self.sync.list)
+        if self._native is not None:
+            return await self._native.list()
+        return await asyncio.to_thread(self._sync().list)
 
     async def list_page(
         self,
@@ -119,8 +160,16 @@ class AsyncStore:
         cursor: str | None = None,
     ) -> SessionPage:
         """A page of stored sessions in creation order, filtered; ``cursor`` pages on."""
+        if self._native is not None:
+            return await self._native.list_page(
+                cwd=cwd, updated_since=updated_since, limit=limit, cursor=cursor
+            )
         return await asyncio.to_thread(
-            self.sync.list_page, cwd=cwd, updated_since=updated_since, limit=limit, cursor=cursor
+            self._sync().list_page,
+            cwd=cwd,
+            updated_since=updated_since,
+            limit=limit,
+            cursor=cursor,
         )
 
     async def fork(
@@ -132,25 +181,47 @@ class AsyncStore:
         strict: bool = True,
     ) -> AsyncSession:
         """Fork a stored (or open) session after ``boundary`` into a new persisted child."""
+        if self._native is not None:
+            return AsyncSession(
+                *await self._native.fork(session_id, boundary, child_id, strict=strict)
+            )
         return AsyncSession(
-            await asyncio.to_thread(self.sync.fork, session_id, boundary, child_id, strict=strict)
+            await asyncio.to_thread(
+                self._sync().fork, session_id, boundary, child_id, strict=strict
+            )
         )
 
     async def delete(self, session_id: str) -> None:
         """Remove a stored session and every event of it, durably."""
-        await asyncio.to_thread(self.sync.delete, session_id)
+        if self._native is not None:
+            await self._native.delete(session_id)
+            return
+        await asyncio.to_thread(self._sync().delete, session_id)
 
     async def repair(self, session_id: str, *, cut_at: int) -> RepairResult:
-        """Cut a stored log at seq ``cut_at``: the explicit way past ``CorruptLog``."""
-        return await asyncio.to_thread(self.sync.repair, session_id, cut_at=cut_at)
+        """Cut a stored log at seq ``cut_at``: the explicit way past ``CorruptLog``.
+
+        An offline operation (no writer may hold the session): on an async-native store it runs
+        the sync store's repair on the same URL in a worker thread.
+        """
+        if self._native is not None:
+            session_id = self._native.check_not_live(session_id)
+            return await asyncio.to_thread(_repair, self._native.url, session_id, cut_at)
+        return await asyncio.to_thread(self._sync().repair, session_id, cut_at=cut_at)
 
     async def flush(self) -> None:
         """Make every appended event of every open session durable."""
-        await asyncio.to_thread(self.sync.flush)
+        if self._native is not None:
+            await self._native.flush()
+            return
+        await asyncio.to_thread(self._sync().flush)
 
     async def close(self) -> None:
         """Flush and release every open session, then the backend; idempotent."""
-        await asyncio.to_thread(self.sync.close)
+        if self._native is not None:
+            await self._native.close()
+            return
+        await asyncio.to_thread(self._sync().close)
 
     async def __aenter__(self) -> AsyncStore:
         return self
@@ -158,13 +229,28 @@ class AsyncStore:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
+    def _store(self) -> Store | AsyncStoreCore:
+        return self._native if self._native is not None else self._sync()
+
+    def _sync(self) -> Store:
+        assert self._threaded is not None  # one of the two is set by __init__
+        return self._threaded
+
+
+def _repair(url: str, session_id: str, cut_at: int) -> RepairResult:
+    """``Store.repair`` on a sync store of ``url`` (a worker thread's job)."""
+    with _open_store(url) as store:
+        return store.repair(session_id, cut_at=cut_at)
+
 
 class AsyncSession:
     """A ``Session`` for asyncio code: appends, flushes and closes are awaited."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, writer: AsyncWriter | None = None) -> None:
+        """Wrap ``session``; ``writer``: its sink when its store is async-native."""
         self.sync = session
         """The wrapped synchronous session."""
+        self._writer = writer
         self._lock = asyncio.Lock()
 
     @property
@@ -235,13 +321,19 @@ class AsyncSession:
                 ignorable=ignorable,
             )
         async with self._lock:
-            if not self.sync.attached:
+            writer = self._writer
+            if not self.sync.attached or (writer is not None and writer.write_behind):
+                # Detached, or queued by the writer: no I/O here.
                 return self.sync.append(
                     event_type,
                     data,
                     surface_op=surface_op,
                     source_event_seqs=source_event_seqs,
                     ignorable=ignorable,
+                )
+            if writer is not None:
+                return await writer.append(
+                    self.sync, event_type, data, surface_op, source_event_seqs, ignorable
                 )
             return await asyncio.to_thread(
                 self.sync.append,
@@ -255,10 +347,10 @@ class AsyncSession:
     async def flush(self) -> None:
         """Return once every appended event is durable."""
         if _BATCHING.get() is self:
-            await asyncio.to_thread(self.sync.flush)
+            await self._flush()
             return
         async with self._lock:
-            await asyncio.to_thread(self.sync.flush)
+            await self._flush()
 
     @asynccontextmanager
     async def batch(self) -> AsyncIterator[AsyncSession]:
@@ -274,16 +366,26 @@ class AsyncSession:
             finally:
                 _BATCHING.reset(token)
                 try:
-                    # The write happens in a worker thread; the batch stays open (this thread
-                    # owns it) until it is durable, so no other thread's append slips in.
-                    await asyncio.to_thread(self.sync.flush)
+                    # The batch stays open until its write is durable (a worker thread owns it
+                    # for a threaded store), so no other thread's append slips in.
+                    await self._flush()
                 finally:
                     self.sync._close_batch(write=False)
 
     async def close(self) -> None:
         """Flush, release the store's writer lock and refuse further appends; idempotent."""
         async with self._lock:
+            if self._writer is not None:
+                await self._writer.aclose()
+                self.sync.close()
+                return
             await asyncio.to_thread(self.sync.close)
+
+    async def _flush(self) -> None:
+        if self._writer is not None:
+            await self._writer.aflush()
+        else:
+            await asyncio.to_thread(self.sync.flush)
 
     async def __aenter__(self) -> AsyncSession:
         return self

@@ -151,7 +151,9 @@ class _Connection:
     def _cut(self, cut: Cut) -> None:
         assert self.pid is not None
         with admin() as connection:
-            connection.execute("SELECT pg_terminate_backend(%s)", (self.pid,))
+            # With a timeout, the call returns once the backend is gone, not when it was merely
+            # signalled: a client quick to recover (an async one) must not find it still there.
+            connection.execute("SELECT pg_terminate_backend(%s, 10000)", (self.pid,))
         self.proxy.cuts.append((cut, self.pid))
         self.cut.set()
         self._close()

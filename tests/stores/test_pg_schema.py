@@ -14,6 +14,7 @@ import pytest
 from agentlog.errors import StoreError
 from agentlog.stores import open_store
 from agentlog.stores._pg_schema import SCHEMA_VERSION, TABLES, ddl, migrate
+from agentlog.stores._pg_steps import run
 from tests.conftest import POSTGRES_SERVER
 from tests.stores.contract import one_turn
 
@@ -84,7 +85,7 @@ def test_a_newer_schema_version_is_refused_untouched(postgres_url: str) -> None:
     with pytest.raises(StoreError, match="has agentlog schema version 99, newer than this build"):
         open_store(postgres_url)
     with pytest.raises(StoreError, match="newer than this build"), admin() as connection:
-        migrate(connection, schema, store="x")
+        run(connection, migrate(schema, store="x"))
 
 
 def test_an_older_schema_version_is_refused_until_migrated(postgres_url: str) -> None:
@@ -101,8 +102,8 @@ def test_an_older_schema_version_is_refused_until_migrated(postgres_url: str) ->
 def test_migrate_creates_an_empty_schema_and_leaves_a_current_one(postgres_url: str) -> None:
     schema = schema_of(postgres_url)
     with admin() as connection:
-        assert migrate(connection, schema, store="x") == (0, SCHEMA_VERSION)
-        assert migrate(connection, schema, store="x") == (SCHEMA_VERSION, SCHEMA_VERSION)
+        assert run(connection, migrate(schema, store="x")) == (0, SCHEMA_VERSION)
+        assert run(connection, migrate(schema, store="x")) == (SCHEMA_VERSION, SCHEMA_VERSION)
     assert tables(schema) == set(TABLES)
 
 

@@ -13,7 +13,7 @@ import threading
 import time as _time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
@@ -35,7 +35,7 @@ from agentlog.surface import (
 )
 from agentlog.values import MAX_SAFE_INTEGER, FrozenDict, JsonValue, snapshot
 
-__all__ = ["Clock", "Session", "wall_clock"]
+__all__ = ["Clock", "PendingAppend", "Session", "wall_clock"]
 
 Clock = Callable[[], int]
 """A source of epoch milliseconds."""
@@ -43,6 +43,15 @@ Clock = Callable[[], int]
 _STALE: Final[Any] = object()
 _EMPTY_HEADER: Final[FrozenDict] = snapshot({})
 _TRACKED: Final = ("request/header", "request/context")
+
+
+class PendingAppend(NamedTuple):
+    """An event checked by ``Session._prepare`` and not yet applied (``Session._commit``)."""
+
+    event: Event
+    plan: Any
+    observers: tuple[Observer, ...]
+    traces: Any
 
 
 def wall_clock() -> int:
@@ -428,6 +437,25 @@ class Session:
         ignorable: bool,
     ) -> Event:
         """The append pipeline of spec/core.md §4, under the session lock."""
+        pending = self._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
+        if self._sink is not None:
+            self._sink.persist(pending.event)
+        return self._commit(pending)
+
+    def _prepare(
+        self,
+        event_type: str,
+        data: JsonValue,
+        surface_op: JsonValue,
+        source_event_seqs: JsonValue,
+        ignorable: bool,
+    ) -> PendingAppend:
+        """Steps 1-8 of the append pipeline (spec/core.md §4): the checked event, nothing changed.
+
+        The persistence step (9) is the caller's: ``_append`` hands the event to the sink; an
+        ``agentlog.aio`` session over an async store awaits its write. ``_commit`` then applies
+        it, provided nothing was appended meanwhile.
+        """
         if type(event_type) is not str:
             raise self._rejected(f"session event type must be a string, got {event_type!r}", None)
         if not ignorable and not is_declared(event_type):
@@ -491,14 +519,29 @@ class Session:
                 raise
         if hooks.validators:
             hooks.validate(self, event)
-        if self._sink is not None:
-            self._sink.persist(event)
+        return PendingAppend(event=event, plan=plan, observers=observers, traces=traces)
+
+    def _commit(self, pending: PendingAppend) -> Event:
+        """Steps 10-12 (spec/core.md §4): apply a prepared, persisted event and publish it.
+
+        Raises:
+            RuntimeError: when another append took the seq since ``_prepare`` (a caller that
+                persists outside the session lock must serialize its appends).
+        """
+        event, plan, observers, traces = pending
+        log = self._log
+        if event.seq != len(log):
+            raise RuntimeError(
+                f"session {self.id!r}: seq {event.seq} was taken while its append was persisted"
+            )
+        hooks = self._hooks
         log.append(event)
+        state = self._state
         state.apply(plan)
         if traces:
             for trace in traces:
                 trace.apply(event)
-        if event_type in _TRACKED:
+        if event.type in _TRACKED:
             self._track(event)
         if observers:
             hooks.publish(self, event, observers)

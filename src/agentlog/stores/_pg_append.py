@@ -21,15 +21,18 @@ A lost connection leaves the outcome unknown when it went at ``COMMIT``. ``lande
 rows at the batch's seqs back on a new connection: the same rows mean the append is stored
 (it must not be written again), none mean it is not (it may be sent again), other rows mean
 another writer took the seqs.
+
+Each of ``append_once``, ``refusal`` and ``landed`` is a ``_pg_steps.Run``: the same statements
+and decisions for the sync store and for ``agentlog.aio``'s, which only execute them.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
-import psycopg
+import zstandard
 
 from agentlog.errors import (
     ConcurrentWriteError,
@@ -37,11 +40,25 @@ from agentlog.errors import (
     SessionLocked,
     StoreError,
 )
-from agentlog.stores._pg_lease import RENEW, PostgresLease
+from agentlog.stores._pg_lease import RENEW, LeaseRow
+from agentlog.stores._pg_steps import Run, Statement, Steps
 from agentlog.stores.base import session_not_found
+from agentlog.stores.sql.backend import COMPRESS_FROM, decompress_frame
+from agentlog.stores.sql.rows import event_row
 from agentlog.values import JsonValue, dumps
 
-__all__ = ["CHANNEL", "ONE_STATEMENT", "Refused", "append_once", "landed", "refusal", "session_row"]
+__all__ = [
+    "CHANNEL",
+    "AppendPlan",
+    "ONE_STATEMENT",
+    "Refused",
+    "append_once",
+    "landed",
+    "pack_data",
+    "refusal",
+    "session_row",
+    "unpack_data",
+]
 
 CHANNEL: Final = "agentlog"
 """The ``NOTIFY`` channel; the payload is ``"<schema> <session id>"``, one per committed append."""
@@ -81,10 +98,98 @@ _ADVANCE: Final = (
     "UPDATE sessions SET next_seq = %s, updated_at = coalesce(%s, updated_at) "
     "WHERE id = %s AND next_seq = %s"
 )
+_ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+"""The first bytes of a zstd frame (JSON text never starts with 0x28)."""
 
 
 class Refused(Exception):
     """The fence or the lease matched no row; the transaction is rolled back."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AppendPlan:
+    """One append as both PostgreSQL stores send it: its rows and the operations around them.
+
+    A store runs ``attempt()``; on ``Refused`` (or a duplicate key) ``refusal()`` says why; on a
+    lost connection ``landed()`` says whether the attempt is stored (else it is sent again).
+    """
+
+    schema: str
+    session_id: str
+    created: tuple[Any, ...] | None
+    """The session row a first batch creates (``next_seq`` 0), else ``None``."""
+    rows: list[tuple[Any, ...]]
+    next_seq: int
+    lease: LeaseRow | None
+    lease_seconds: float
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        schema: str,
+        header: Mapping[str, JsonValue],
+        events: Sequence[Mapping[str, Any]],
+        next_seq: int,
+        lease: LeaseRow | None,
+        lease_seconds: float,
+        pack: Callable[[bytes], object],
+    ) -> AppendPlan:
+        """The plan of appending ``events`` at ``next_seq`` (``pack``: the data column codec)."""
+        session_id = str(header["id"])
+        return cls(
+            schema=schema,
+            session_id=session_id,
+            created=session_row(header, events) if next_seq == 0 else None,
+            rows=[event_row(session_id, event, pack) for event in events],
+            next_seq=next_seq,
+            lease=lease,
+            lease_seconds=lease_seconds,
+        )
+
+    def attempt(self) -> Run[None]:
+        """The append's transaction, once (``append_once``)."""
+        return append_once(
+            schema=self.schema,
+            session_id=self.session_id,
+            created=self.created,
+            rows=self.rows,
+            next_seq=self.next_seq,
+            lease=self.lease,
+            lease_seconds=self.lease_seconds,
+        )
+
+    def refusal(self) -> Run[StoreError]:
+        """Why an attempt was refused (``refusal``)."""
+        return refusal(self.session_id, self.lease, self.next_seq)
+
+    def landed(self) -> Run[bool]:
+        """Whether an attempt of unknown outcome is stored (``landed``)."""
+        return landed(self.session_id, self.created, self.rows, self.next_seq)
+
+
+def pack_data(encoded: bytes, compressor: zstandard.ZstdCompressor) -> bytes:
+    """The payload's JSON bytes for the ``bytea`` column, zstd-compressed when smaller.
+
+    ``compressor`` is the caller's own: a zstd context must not be shared between threads.
+    """
+    if len(encoded) >= COMPRESS_FROM:
+        packed: bytes = compressor.compress(encoded)
+        if len(packed) < len(encoded):
+            return packed
+    return encoded
+
+
+def unpack_data(index: int, data: bytes) -> bytes:
+    """The JSON bytes of a ``data`` column: a zstd frame decompressed, else as stored.
+
+    Raises:
+        BadRow: when the frame is damaged or incomplete.
+    """
+    if not data.startswith(_ZSTD_MAGIC):
+        return data
+    # A fresh decompressor: a zstd context must not be shared by threads.
+    return decompress_frame(index, data, zstandard.ZstdDecompressor())
 
 
 def session_row(
@@ -106,63 +211,75 @@ def session_row(
 
 
 def append_once(
-    connection: psycopg.Connection[Any],
     *,
     schema: str,
     session_id: str,
     created: tuple[Any, ...] | None,
     rows: Sequence[tuple[Any, ...]],
     next_seq: int,
-    lease: object,
+    lease: LeaseRow | None,
     lease_seconds: float,
-) -> None:
-    """Run the append's transaction once (``created``: the session row of a first batch).
+) -> Run[None]:
+    """The append's transaction, once (``created``: the session row of a first batch).
 
-    Raises:
+    ``lease``: the writer's lease row, renewed by the append (``None``: a store without leases).
+
+    Raises (when run):
         Refused: when the fence or the lease matched no row (nothing was written).
-        psycopg.Error: when the statement or the connection failed.
+        psycopg.Error: when a statement or the connection failed.
     """
     chunks = _chunks(rows)
+    notify = (CHANNEL, f"{schema} {session_id}")
     if created is None and len(chunks) == 1:
         columns = [list(column) for column in zip(*rows, strict=True)]
         tail = (next_seq + len(rows), rows[-1][3], session_id, next_seq)
-        notify = (CHANNEL, f"{schema} {session_id}")
-        if isinstance(lease, PostgresLease):
+        if lease is not None:
             held = (lease_seconds, lease.session_id, lease.token)
-            moved = connection.execute(_FENCED_LEASED, (*held, *tail, *columns, *notify))
+            fenced = Statement(_FENCED_LEASED, (*held, *tail, *columns, *notify))
         else:
-            moved = connection.execute(_FENCED_UNLEASED, (*tail, *columns, *notify))
-        if moved.rowcount != 1:
-            raise Refused
+            fenced = Statement(_FENCED_UNLEASED, (*tail, *columns, *notify))
+        return Run(_one_statement(fenced))
+    if created is not None:
+        fence = Statement(_CREATE, created)
+    else:
+        updated = rows[-1][3] if rows else None
+        fence = Statement(_ADVANCE, (next_seq + len(rows), updated, session_id, next_seq))
+    checked = [fence]
+    if lease is not None:
+        checked.append(Statement(RENEW, (lease_seconds, lease.session_id, lease.token)))
+    written = [
+        Statement(_INSERT_EVENTS, [list(column) for column in zip(*chunk, strict=True)])
+        for chunk in chunks
+    ]
+    written.append(Statement("SELECT pg_notify(%s, %s)", notify))
+    pipelined = len(chunks) <= 1
+    return Run(_fenced(checked, written, pipelined), transaction=True, pipeline=pipelined)
+
+
+def _one_statement(fenced: Statement) -> Steps[None]:
+    """The common append: one statement in autocommit; no row back means refused."""
+    (moved,) = yield [fenced]
+    if moved != 1:
+        raise Refused
+
+
+def _fenced(checked: list[Statement], written: list[Statement], pipelined: bool) -> Steps[None]:
+    """Fence (and renew), insert, notify; refuse unless the fence and the renewal matched.
+
+    Pipelined, everything goes in one round trip and the results decide before ``COMMIT``;
+    otherwise the fence is checked before the rows are sent.
+    """
+    if pipelined:
+        results = yield [*checked, *written]
+        _check(results[: len(checked)])
         return
-    with (
-        connection.pipeline() if len(chunks) <= 1 else contextlib.nullcontext() as pipeline,
-        connection.transaction(),
-    ):
-        if created is not None:
-            fence = connection.execute(_CREATE, created)
-        else:
-            updated = rows[-1][3] if rows else None
-            fence = connection.execute(
-                _ADVANCE, (next_seq + len(rows), updated, session_id, next_seq)
-            )
-        renewal = None
-        if isinstance(lease, PostgresLease):
-            renewal = connection.execute(RENEW, (lease_seconds, lease.session_id, lease.token))
-        if pipeline is None:
-            _check(fence, renewal)  # before sending the rows, when the results are at hand
-        for chunk in chunks:
-            columns = [list(column) for column in zip(*chunk, strict=True)]
-            connection.execute(_INSERT_EVENTS, columns)
-        connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{schema} {session_id}"))
-        if pipeline is not None:
-            pipeline.sync()  # one round trip so far; the results decide before COMMIT
-        _check(fence, renewal)
+    _check((yield checked))
+    yield written
 
 
-def _check(fence: psycopg.Cursor[Any], renewal: psycopg.Cursor[Any] | None) -> None:
+def _check(rowcounts: Sequence[int]) -> None:
     """Refuse unless the fence and the lease renewal each matched their row."""
-    if fence.rowcount != 1 or (renewal is not None and renewal.rowcount != 1):
+    if any(count != 1 for count in rowcounts):
         raise Refused
 
 
@@ -180,22 +297,24 @@ def _chunks(rows: Sequence[tuple[Any, ...]]) -> list[Sequence[tuple[Any, ...]]]:
     return chunks
 
 
-def refusal(
-    connection: psycopg.Connection[Any], session_id: str, lease: object, next_seq: int
-) -> StoreError:
+def refusal(session_id: str, lease: LeaseRow | None, next_seq: int) -> Run[StoreError]:
     """Why the fence refused an append: the id is taken, the lease is lost, the tail moved."""
-    stored = connection.execute(
-        "SELECT next_seq FROM sessions WHERE id = %s", (session_id,)
-    ).fetchone()
-    held = True
-    if isinstance(lease, PostgresLease):
-        held = (
-            connection.execute(
+    return Run(_refusal(session_id, lease, next_seq))
+
+
+def _refusal(session_id: str, lease: LeaseRow | None, next_seq: int) -> Steps[StoreError]:
+    flight = [Statement("SELECT next_seq FROM sessions WHERE id = %s", (session_id,), "one")]
+    if lease is not None:
+        flight.append(
+            Statement(
                 "SELECT 1 FROM leases WHERE session_id = %s AND token = %s",
                 (lease.session_id, lease.token),
-            ).fetchone()
-            is not None
+                "one",
+            )
         )
+    results = yield flight
+    stored = results[0]
+    held = lease is None or results[1] is not None
     if next_seq == 0 and stored is not None:
         return SessionAlreadyExists(f'session "{session_id}" already exists', session_id=session_id)
     if stored is not None and not held:
@@ -215,25 +334,35 @@ def refusal(
 
 
 def landed(
-    connection: psycopg.Connection[Any],
     session_id: str,
     created: tuple[Any, ...] | None,
     rows: Sequence[tuple[Any, ...]],
     next_seq: int,
-) -> bool:
+) -> Run[bool]:
     """Whether an append of unknown outcome is stored (``False``: nothing of it is).
 
-    Raises:
+    Raises (when run):
         SessionAlreadyExists: when another writer created the session meanwhile.
         ConcurrentWriteError: when other rows took those seqs.
     """
-    header = connection.execute("SELECT header FROM sessions WHERE id = %s", (session_id,))
-    found = header.fetchone()
-    stored = connection.execute(
-        f"SELECT session_id, {EVENT_COLUMNS} FROM events WHERE session_id = %s "
-        "AND seq >= %s AND seq < %s ORDER BY seq",
-        (session_id, next_seq, next_seq + len(rows)),
-    ).fetchall()
+    return Run(_landed(session_id, created, rows, next_seq))
+
+
+def _landed(
+    session_id: str,
+    created: tuple[Any, ...] | None,
+    rows: Sequence[tuple[Any, ...]],
+    next_seq: int,
+) -> Steps[bool]:
+    found, stored = yield [
+        Statement("SELECT header FROM sessions WHERE id = %s", (session_id,), "one"),
+        Statement(
+            f"SELECT session_id, {EVENT_COLUMNS} FROM events WHERE session_id = %s "
+            "AND seq >= %s AND seq < %s ORDER BY seq",
+            (session_id, next_seq, next_seq + len(rows)),
+            "all",
+        ),
+    ]
     if created is not None:
         if found is None:
             return False  # no session row: nothing of the append is stored

@@ -66,7 +66,9 @@ def pg_cause(exc: BaseException) -> str:
     return f"{cause} ({detail})" if cause else f"{type(exc).__name__}: {detail}"
 
 
-def connection_lost(exc: BaseException, connection: psycopg.Connection[Any] | None) -> bool:
+def connection_lost(
+    exc: BaseException, connection: psycopg.Connection[Any] | psycopg.AsyncConnection[Any] | None
+) -> bool:
     """Whether ``exc`` broke the connection, so a transaction's outcome may be unknown."""
     if connection is not None and connection.broken:
         return True

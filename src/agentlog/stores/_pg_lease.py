@@ -12,25 +12,40 @@ A ``LeaseKeeper`` thread renews every lease its backend holds (every third of th
 so an idle but live writer keeps its session; each append also renews its lease inside the
 append's transaction and fails with ``SessionLocked`` if the row is no longer its own, so a
 writer that stalled past its expiry (and was taken over) can never write again.
+
+``AsyncLeaseKeeper`` is its twin for ``agentlog.aio``: the same take (``take``, a
+``_pg_steps.Run``), renewed by an asyncio task instead of a thread.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import secrets
 import socket
 import threading
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from typing import Any, Final
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from typing import Any, Final, Protocol
 
 import psycopg
 
 from agentlog.errors import SessionLocked
+from agentlog.stores._pg_steps import Run, Statement, Steps, run, run_async
+from agentlog.stores.aio_base import AsyncLease
 from agentlog.stores.base import Lease
 
-__all__ = ["RENEW", "LeaseKeeper", "PostgresLease"]
+__all__ = [
+    "OURS",
+    "RENEW",
+    "AsyncLeaseKeeper",
+    "AsyncPostgresLease",
+    "LeaseKeeper",
+    "LeaseRow",
+    "PostgresLease",
+    "take",
+]
 
 RENEW: Final = (
     "UPDATE leases SET expires_at = now() + make_interval(secs => %s) "
@@ -49,10 +64,75 @@ _TAKE_OVER: Final = (
     "UPDATE leases SET host = %s, pid = %s, token = %s, "
     "expires_at = now() + make_interval(secs => %s) WHERE session_id = %s"
 )
-_OURS: Final = "SELECT 1 FROM leases WHERE session_id = %s AND token = %s"
+OURS: Final = "SELECT 1 FROM leases WHERE session_id = %s AND token = %s"
+"""Whether the lease row is still this owner's (a take whose outcome was lost is read back)."""
 _DROP: Final = "DELETE FROM leases WHERE session_id = %s AND token = %s"
 
 Connect = Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+AsyncConnect = Callable[[], AbstractAsyncContextManager[psycopg.AsyncConnection[Any]]]
+Owner = tuple[str, int, str, float]
+"""``(host, pid, token, seconds)``: who takes a lease, and for how long."""
+
+
+class LeaseRow(Protocol):
+    """A held lease as the append fences on it: its session and its owner's token."""
+
+    @property
+    def session_id(self) -> str:
+        """The session leased."""
+        ...
+
+    @property
+    def token(self) -> str:
+        """The owner's random token."""
+        ...
+
+
+def new_owner(seconds: float) -> Owner:
+    """This process as the owner of a new lease (a fresh token per take)."""
+    return (socket.gethostname(), os.getpid(), secrets.token_hex(16), seconds)
+
+
+def take(session_id: str, owner: Owner) -> Run[None]:
+    """One transaction that takes the lease for ``owner``.
+
+    Raises (when run):
+        SessionLocked: naming the holder, when a live writer holds it.
+    """
+    return Run(_take(session_id, owner), transaction=True)
+
+
+def _take(session_id: str, owner: Owner) -> Steps[None]:
+    (taken,) = yield [Statement(_TAKE, (session_id, *owner))]
+    if taken == 1:
+        return
+    (holder,) = yield [Statement(_HOLDER, (session_id,), "one")]
+    if holder is not None and not may_take_over(owner[0], *holder[:3]):
+        host, pid, _, remaining = holder
+        raise SessionLocked(
+            f'session "{session_id}" is open for writing by another writer (lease '
+            f"of {host} pid {pid}, expires in {max(float(remaining), 0):.1f} s)",
+            session_id=session_id,
+        )
+    if holder is None:
+        yield [Statement(_TAKE, (session_id, *owner))]
+    else:
+        yield [Statement(_TAKE_OVER, (*owner, session_id))]
+
+
+def may_take_over(this_host: str, host: str, pid: int, expired: bool) -> bool:
+    """An expired lease, or one of a process of this host that is gone."""
+    if expired:
+        return True
+    if host != this_host:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 class PostgresLease(Lease):
@@ -75,7 +155,6 @@ class LeaseKeeper:
         self.seconds = seconds
         self._connect = connect
         self._store = store
-        self._host = socket.gethostname()
         self._held: dict[str, PostgresLease] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -87,54 +166,23 @@ class LeaseKeeper:
         Raises:
             SessionLocked: naming the holder, when a live writer holds it.
         """
-        token = secrets.token_hex(16)
-        owner = (self._host, os.getpid(), token, self.seconds)
+        owner = new_owner(self.seconds)
         try:
-            self._take(session_id, owner)
+            with self._connect() as connection:
+                run(connection, take(session_id, owner))
         except psycopg.OperationalError:
             # The connection went, perhaps at COMMIT: the lease row says whether the take
             # landed (an orphaned lease of this live process would lock it out until expiry).
             with self._connect() as connection:
-                ours = connection.execute(_OURS, (session_id, token)).fetchone() is not None
+                ours = connection.execute(OURS, (session_id, owner[2])).fetchone() is not None
             if not ours:
-                self._take(session_id, owner)
-        lease = PostgresLease(self, session_id, token)
+                with self._connect() as connection:
+                    run(connection, take(session_id, owner))
+        lease = PostgresLease(self, session_id, owner[2])
         with self._lock:
-            self._held[token] = lease
+            self._held[lease.token] = lease
             self._start()
         return lease
-
-    def _take(self, session_id: str, owner: tuple[str, int, str, float]) -> None:
-        """One transaction that takes the lease for ``owner``, or raises ``SessionLocked``."""
-        with self._connect() as connection, connection.transaction():
-            taken = connection.execute(_TAKE, (session_id, *owner)).rowcount == 1
-            if not taken:
-                holder = connection.execute(_HOLDER, (session_id,)).fetchone()
-                if holder is not None and not self._may_take_over(*holder[:3]):
-                    host, pid, _, remaining = holder
-                    raise SessionLocked(
-                        f'session "{session_id}" is open for writing by another writer (lease '
-                        f"of {host} pid {pid}, expires in {max(float(remaining), 0):.1f} s)",
-                        session_id=session_id,
-                    )
-                if holder is None:
-                    connection.execute(_TAKE, (session_id, *owner))
-                else:
-                    connection.execute(_TAKE_OVER, (*owner, session_id))
-
-    def _may_take_over(self, host: str, pid: int, expired: bool) -> bool:
-        """An expired lease, or one of a process of this host that is gone."""
-        if expired:
-            return True
-        if host != self._host:
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:  # alive, another user's
-            return False
-        return False
 
     def release(self, lease: PostgresLease) -> None:
         """Delete ``lease``'s row; a failure leaves it to expire."""
@@ -172,3 +220,83 @@ class LeaseKeeper:
             held = list(self._held.values())
         for lease in held:
             lease.release()
+
+
+class AsyncPostgresLease(AsyncLease):
+    """A held lease row of an ``agentlog.aio`` store; ``release`` deletes it (idempotent)."""
+
+    def __init__(self, keeper: AsyncLeaseKeeper, session_id: str, token: str) -> None:
+        self.session_id = session_id
+        self.token = token
+        self._keeper = keeper
+
+    async def release(self) -> None:
+        """Delete the lease row, so another writer may take the session at once."""
+        await self._keeper.release(self)
+
+
+class AsyncLeaseKeeper:
+    """``LeaseKeeper`` for an async connection pool: renewed by an asyncio task, not a thread."""
+
+    def __init__(self, connect: AsyncConnect, *, seconds: float) -> None:
+        self.seconds = seconds
+        self._connect = connect
+        self._held: dict[str, AsyncPostgresLease] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def take(self, session_id: str) -> AsyncPostgresLease:
+        """Take the lease of ``session_id`` (``LeaseKeeper.take``, awaited).
+
+        Raises:
+            SessionLocked: naming the holder, when a live writer holds it.
+        """
+        owner = new_owner(self.seconds)
+        try:
+            async with self._connect() as connection:
+                await run_async(connection, take(session_id, owner))
+        except psycopg.OperationalError:
+            # As in LeaseKeeper.take: a take whose COMMIT outcome was lost is read back.
+            async with self._connect() as connection:
+                cursor = await connection.execute(OURS, (session_id, owner[2]))
+                ours = await cursor.fetchone() is not None
+            if not ours:
+                async with self._connect() as connection:
+                    await run_async(connection, take(session_id, owner))
+        lease = AsyncPostgresLease(self, session_id, owner[2])
+        self._held[lease.token] = lease
+        if self._task is None:
+            self._task = asyncio.create_task(self._renew_forever(), name="agentlog-pg-leases")
+        return lease
+
+    async def release(self, lease: AsyncPostgresLease) -> None:
+        """Delete ``lease``'s row; a failure leaves it to expire."""
+        if self._held.pop(lease.token, None) is None:
+            return
+        with contextlib.suppress(psycopg.Error):
+            async with self._connect() as connection:
+                await connection.execute(_DROP, (lease.session_id, lease.token))
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.seconds / 3)
+            held = list(self._held.values())
+            if not held:
+                continue
+            # As in LeaseKeeper: a failed renewal is tried again next time; the append's own
+            # renewal fences a writer whose lease was taken over.
+            with contextlib.suppress(psycopg.Error):
+                async with self._connect() as connection:
+                    for lease in held:
+                        await connection.execute(
+                            RENEW, (self.seconds, lease.session_id, lease.token)
+                        )
+
+    async def close(self) -> None:
+        """Stop renewing and release every held lease."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        for lease in list(self._held.values()):
+            await lease.release()

@@ -12,17 +12,20 @@ Event data is ``bytea``: the JSON bytes as agentlog wrote them (orjson's, lossle
 would reorder keys, fold duplicates and refuse NUL characters and lone surrogates),
 zstd-compressed when the payload is 4 KiB or more and that is smaller (a zstd frame cannot be
 mistaken for JSON text: its first byte is 0x28).
+
+``ensure_schema`` and ``migrate`` are ``_pg_steps`` operations, run by the sync and the async
+store alike.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
-import psycopg
 from psycopg import sql
 
 from agentlog.errors import StoreError
+from agentlog.stores._pg_steps import Run, Statement, Steps
 
 __all__ = ["SCHEMA_VERSION", "TABLES", "ddl", "ensure_schema", "migrate"]
 
@@ -87,77 +90,85 @@ def ddl(schema: str) -> str:
     return _DDL.format(schema=f'"{schema}"').strip()
 
 
-def ensure_schema(
-    connection: psycopg.Connection[Any], schema: str, *, create: bool, store: str
-) -> None:
+def ensure_schema(schema: str, *, create: bool, store: str) -> Run[None]:
     """Create the tables in an empty schema, or check an existing one is this build's version.
 
     Creation runs in one transaction under an advisory lock, so workers starting together
     create it once.
 
-    Raises:
+    Raises (when run):
         StoreError: when the schema holds another version, or tables that are not agentlog's,
             or (``create=False``) no store at all.
     """
-    with connection.transaction():
-        _lock(connection, schema)
-        version = _stored_version(connection, schema, store)
-        if version is None:
-            if not create:
-                raise StoreError(f"no agentlog store in schema {schema!r} of {store!r}")
-            _create(connection, schema)
-        elif version < SCHEMA_VERSION:
-            raise StoreError(
-                f"PostgreSQL store {store!r} (schema {schema!r}) has agentlog schema version "
-                f"{version}, older than this build's ({SCHEMA_VERSION}); upgrade it with: "
-                f"agentlog migrate-store URL"
-            )
-        elif version > SCHEMA_VERSION:
-            raise StoreError(
-                f"PostgreSQL store {store!r} (schema {schema!r}) has agentlog schema version "
-                f"{version}, newer than this build's ({SCHEMA_VERSION}); upgrade agentlog"
-            )
+    return Run(_ensure(schema, create, store), transaction=True)
 
 
-def migrate(connection: psycopg.Connection[Any], schema: str, *, store: str) -> tuple[int, int]:
+def _ensure(schema: str, create: bool, store: str) -> Steps[None]:
+    yield from _lock(schema)
+    version = yield from _stored_version(schema, store)
+    if version is None:
+        if not create:
+            raise StoreError(f"no agentlog store in schema {schema!r} of {store!r}")
+        yield from _create(schema)
+    elif version < SCHEMA_VERSION:
+        raise StoreError(
+            f"PostgreSQL store {store!r} (schema {schema!r}) has agentlog schema version "
+            f"{version}, older than this build's ({SCHEMA_VERSION}); upgrade it with: "
+            f"agentlog migrate-store URL"
+        )
+    elif version > SCHEMA_VERSION:
+        raise StoreError(
+            f"PostgreSQL store {store!r} (schema {schema!r}) has agentlog schema version "
+            f"{version}, newer than this build's ({SCHEMA_VERSION}); upgrade agentlog"
+        )
+
+
+def migrate(schema: str, *, store: str) -> Run[tuple[int, int]]:
     """Bring the schema to this build's version (creating it when empty): ``(from, to)``.
 
     The upgrade steps run in one transaction: a failure leaves the old version in place.
     ``from`` is 0 for a schema that held no store.
 
-    Raises:
+    Raises (when run):
         StoreError: for a newer version than this build's, or foreign tables.
     """
-    with connection.transaction():
-        _lock(connection, schema)
-        version = _stored_version(connection, schema, store)
-        if version is None:
-            _create(connection, schema)
-            return 0, SCHEMA_VERSION
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"PostgreSQL store {store!r} (schema {schema!r}) has agentlog schema version "
-                f"{version}, newer than this build's ({SCHEMA_VERSION}); upgrade agentlog"
-            )
-        for step in range(version, SCHEMA_VERSION):
-            for statement in _UPGRADES[step]:
-                connection.execute(sql.SQL(statement).format(schema=sql.Identifier(schema)))
-        _set_version(connection, schema)
-        return version, SCHEMA_VERSION
+    return Run(_migrate(schema, store), transaction=True)
 
 
-def _lock(connection: psycopg.Connection[Any], schema: str) -> None:
-    connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"agentlog:{schema}",))
-
-
-def _stored_version(connection: psycopg.Connection[Any], schema: str, store: str) -> int | None:
-    """The stored version; ``None`` for a schema that is missing or holds no table at all."""
-    tables = {
-        row[0]
-        for row in connection.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", (schema,)
+def _migrate(schema: str, store: str) -> Steps[tuple[int, int]]:
+    yield from _lock(schema)
+    version = yield from _stored_version(schema, store)
+    if version is None:
+        yield from _create(schema)
+        return 0, SCHEMA_VERSION
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"PostgreSQL store {store!r} (schema {schema!r}) has agentlog schema version "
+            f"{version}, newer than this build's ({SCHEMA_VERSION}); upgrade agentlog"
         )
-    }
+    yield [
+        Statement(sql.SQL(statement).format(schema=sql.Identifier(schema)))
+        for step in range(version, SCHEMA_VERSION)
+        for statement in _UPGRADES[step]
+    ]
+    yield from _set_version(schema)
+    return version, SCHEMA_VERSION
+
+
+def _lock(schema: str) -> Steps[None]:
+    yield [Statement("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"agentlog:{schema}",))]
+
+
+def _stored_version(schema: str, store: str) -> Steps[int | None]:
+    """The stored version; ``None`` for a schema that is missing or holds no table at all."""
+    (rows,) = yield [
+        Statement(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            (schema,),
+            "all",
+        )
+    ]
+    tables = {row[0] for row in rows}
     if not tables:
         return None
     if "agentlog_meta" not in tables:
@@ -165,11 +176,15 @@ def _stored_version(connection: psycopg.Connection[Any], schema: str, store: str
             f"schema {schema!r} of {store!r} holds tables but is not an agentlog store "
             f"({', '.join(sorted(tables))}); pick another with ?schema=NAME"
         )
-    row = connection.execute(
-        sql.SQL("SELECT value FROM {}.agentlog_meta WHERE key = 'schema_version'").format(
-            sql.Identifier(schema)
+    (row,) = yield [
+        Statement(
+            sql.SQL("SELECT value FROM {}.agentlog_meta WHERE key = 'schema_version'").format(
+                sql.Identifier(schema)
+            ),
+            None,
+            "one",
         )
-    ).fetchone()
+    ]
     if row is None or not str(row[0]).isdigit():
         raise StoreError(f"schema {schema!r} of {store!r} has no valid agentlog schema version")
     missing = set(TABLES) - tables
@@ -180,19 +195,25 @@ def _stored_version(connection: psycopg.Connection[Any], schema: str, store: str
     return int(row[0])
 
 
-def _create(connection: psycopg.Connection[Any], schema: str) -> None:
-    connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
-    for statement in ddl(schema).split(";"):
-        if statement.strip():
-            connection.execute(statement.encode())
-    _set_version(connection, schema)
+def _create(schema: str) -> Steps[None]:
+    yield [
+        Statement(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema))),
+        *(
+            Statement(statement.encode())
+            for statement in ddl(schema).split(";")
+            if statement.strip()
+        ),
+    ]
+    yield from _set_version(schema)
 
 
-def _set_version(connection: psycopg.Connection[Any], schema: str) -> None:
-    connection.execute(
-        sql.SQL(
-            "INSERT INTO {}.agentlog_meta VALUES ('schema_version', %s) "
-            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-        ).format(sql.Identifier(schema)),
-        (str(SCHEMA_VERSION),),
-    )
+def _set_version(schema: str) -> Steps[None]:
+    yield [
+        Statement(
+            sql.SQL(
+                "INSERT INTO {}.agentlog_meta VALUES ('schema_version', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+            ).format(sql.Identifier(schema)),
+            (str(SCHEMA_VERSION),),
+        )
+    ]

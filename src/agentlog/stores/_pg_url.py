@@ -18,9 +18,17 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
+from psycopg import sql
+
 from agentlog.errors import StoreError
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "DEFAULT_SCHEMA", "PostgresURL", "parse_postgres_url"]
+__all__ = [
+    "DEFAULT_LEASE_SECONDS",
+    "DEFAULT_SCHEMA",
+    "PostgresURL",
+    "configure_statements",
+    "parse_postgres_url",
+]
 
 DEFAULT_SCHEMA: Final = "agentlog"
 DEFAULT_LEASE_SECONDS: Final = 30.0
@@ -86,6 +94,21 @@ def parse_postgres_url(url: str) -> PostgresURL:
         read_only=read_only,
         display=display,
     )
+
+
+def configure_statements(schema: str, lease_seconds: float) -> list[sql.Composed]:
+    """What every pooled connection of the store runs first (sync and async alike).
+
+    The store's schema as the search path, and the idle-transaction limit: a transaction left
+    idle (a hung worker) is ended by the server after the lease time, so the row locks it holds
+    go with it.
+    """
+    return [
+        sql.SQL("SET search_path = {}").format(sql.Identifier(schema)),
+        sql.SQL("SET idle_in_transaction_session_timeout = {}").format(
+            sql.Literal(int(lease_seconds * 1000))
+        ),
+    ]
 
 
 def _seconds(value: str, display: str) -> float:

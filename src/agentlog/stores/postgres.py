@@ -1,10 +1,11 @@
 """``postgresql://…`` — one session database for many agent workers on many hosts.
 
 Implements DESIGN.md decisions 7 and 10 for PostgreSQL (spec/persistence.md §4 in agentlog's own
-schema, ``_pg_schema``) as a ``SqlBackend``: the template's reads, cuts, deletes and revisions
-run on a pooled connection (``_transaction``, ``_query``), with its row codec; what is
-PostgreSQL's own is here and in the ``_pg_*`` modules. Needs the ``postgres`` extra (psycopg 3
-and psycopg_pool), imported only here: ``import agentlog`` never needs it.
+schema, ``_pg_schema``) as a ``SqlBackend``: the template's cuts and revisions run on a pooled
+connection (``_transaction``, ``_query``), with its row codec; appends, leases, reads, lists and
+deletes are the ``_pg_*`` modules' operations (``_pg_steps``), which ``agentlog.aio``'s
+``AsyncPostgresBackend`` runs as they are on async connections. Needs the ``postgres`` extra
+(psycopg 3 and psycopg_pool), imported only here: ``import agentlog`` never needs it.
 
 Durability: an append is one transaction (``_pg_append``) — move the session's stored next seq
 from the expected value (the optimistic fence; the ``(session_id, seq)`` primary key refuses a
@@ -36,31 +37,22 @@ except ImportError as exc:  # pragma: no cover - exercised by a test without the
 import zstandard
 
 from agentlog.errors import StoreError
-from agentlog.stores._pg_append import (
-    CHANNEL,
-    Refused,
-    append_once,
-    landed,
-    refusal,
-    session_row,
-)
+from agentlog.stores import _pg_queries as queries
+from agentlog.stores._pg_append import CHANNEL, AppendPlan, Refused, pack_data, unpack_data
 from agentlog.stores._pg_errors import connection_lost, pg_errors
-from agentlog.stores._pg_lease import LeaseKeeper
+from agentlog.stores._pg_lease import LeaseKeeper, PostgresLease
 from agentlog.stores._pg_schema import ensure_schema, migrate
-from agentlog.stores._pg_url import parse_postgres_url
-from agentlog.stores.base import Lease, SessionInfo
+from agentlog.stores._pg_steps import Run, run
+from agentlog.stores._pg_url import configure_statements, parse_postgres_url
+from agentlog.stores.base import Lease, SessionInfo, StoredLog
 from agentlog.stores.sql import SqlBackend
-from agentlog.stores.sql.backend import COMPRESS_FROM
-from agentlog.stores.sql.rows import BadRow, event_row
 from agentlog.stores.url import StoreURL
 from agentlog.values import JsonValue
 
 __all__ = ["CHANNEL", "PostgresBackend", "migrate_schema"]
 
-_ATTEMPTS: Final = 3
+ATTEMPTS: Final = 3
 """Tries of an append whose connection is lost (each after a read-back found nothing)."""
-_ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
-"""The first bytes of a zstd frame (JSON text never starts with 0x28)."""
 _T = TypeVar("_T")
 
 
@@ -97,8 +89,10 @@ class PostgresBackend(SqlBackend):
             # One plain connection first: a refused or unreachable server is reported with
             # its real cause at once (a pool would only time out), and the schema is checked.
             with psycopg.connect(parsed.conninfo, autocommit=True) as first:
-                ensure_schema(first, self.schema, create=not self._read_only, store=self._where)
-            self._lease_ms = int(parsed.lease_seconds * 1000)
+                run(
+                    first, ensure_schema(self.schema, create=not self._read_only, store=self._where)
+                )
+            self._lease_seconds = parsed.lease_seconds
             self._pool = ConnectionPool(
                 parsed.conninfo,
                 min_size=1,
@@ -124,8 +118,8 @@ class PostgresBackend(SqlBackend):
         A transaction left idle (a hung worker) is ended by the server after the lease time,
         so the row locks it holds go with it.
         """
-        connection.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(self.schema)))
-        connection.execute(f"SET idle_in_transaction_session_timeout = {self._lease_ms}")
+        for statement in configure_statements(self.schema, self._lease_seconds):
+            connection.execute(statement)
 
     # --- the template's hooks ---------------------------------------------------------------
 
@@ -174,26 +168,11 @@ class PostgresBackend(SqlBackend):
 
     def _pack_data(self, encoded: bytes) -> object:
         """The payload's JSON bytes for the ``bytea`` column, zstd-compressed when smaller."""
-        if len(encoded) >= COMPRESS_FROM:
-            packed = self._codec().compress(encoded)
-            if len(packed) < len(encoded):
-                return packed
-        return encoded
+        return pack_data(encoded, self._codec())
 
     def _unpack_data(self, index: int, data: bytes) -> bytes:
         """The JSON bytes of a ``data`` column: a zstd frame decompressed, else as stored."""
-        if not data.startswith(_ZSTD_MAGIC):
-            return data
-        # This thread's decompression object: a zstd context must not be shared by threads,
-        # and one-shot decompression would allocate whatever size a damaged frame claims.
-        stream = zstandard.ZstdDecompressor().decompressobj()
-        try:
-            plain: bytes = stream.decompress(data)
-        except zstandard.ZstdError as exc:
-            raise BadRow(index, f"compressed data: {exc}") from exc
-        if not stream.eof:
-            raise BadRow(index, "compressed data: the frame is incomplete")
-        return plain
+        return unpack_data(index, data)
 
     def _codec(self) -> zstandard.ZstdCompressor:
         """This thread's compressor (a zstd context must not be shared between threads)."""
@@ -201,6 +180,11 @@ class PostgresBackend(SqlBackend):
         if compressor is None:
             compressor = self._local.compressor = zstandard.ZstdCompressor(level=3)
         return compressor
+
+    def _run(self, operation: Run[_T], session_id: str | None = None) -> _T:
+        """Run a shared operation on a pooled connection, its errors translated."""
+        with pg_errors(self._where, session_id), self._pool.connection() as connection:
+            return run(connection, operation)
 
     @contextlib.contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -230,43 +214,54 @@ class PostgresBackend(SqlBackend):
         """
         session_id = str(header["id"])
         self._writable(session_id)
-        rows = [event_row(session_id, event, self._pack_data) for event in events]
-        created = session_row(header, events) if next_seq == 0 else None
+        plan = AppendPlan.of(
+            schema=self.schema,
+            header=header,
+            events=events,
+            next_seq=next_seq,
+            lease=lease if isinstance(lease, PostgresLease) else None,
+            lease_seconds=self._leases.seconds,
+            pack=self._pack_data,
+        )
         with pg_errors(self._where, session_id):
-            for attempt in range(1, _ATTEMPTS + 1):
+            for tries in range(1, ATTEMPTS + 1):
                 connection = None
                 try:
                     with self._connection() as connection:
-                        append_once(
-                            connection,
-                            schema=self.schema,
-                            session_id=session_id,
-                            created=created,
-                            rows=rows,
-                            next_seq=next_seq,
-                            lease=lease,
-                            lease_seconds=self._leases.seconds,
-                        )
+                        run(connection, plan.attempt())
                     return
                 except (Refused, psycopg.IntegrityError):
                     with self._connection() as connection:
-                        raise refusal(connection, session_id, lease, next_seq) from None
+                        raise run(connection, plan.refusal()) from None
                 except psycopg.Error as exc:
-                    if attempt == _ATTEMPTS or not connection_lost(exc, connection):
+                    if tries == ATTEMPTS or not connection_lost(exc, connection):
                         raise
                     # The outcome of this attempt is unknown (the connection went, perhaps at
                     # COMMIT): what is stored at those seqs says whether it landed.
                     with self._connection() as connection:
-                        if landed(connection, session_id, created, rows, next_seq):
+                        if run(connection, plan.landed()):
                             return
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session has a row."""
+        return self._run(queries.exists(session_id), session_id)
+
+    def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
+        """The header and the event rows from ``from_seq`` on, from one snapshot."""
+        return self._run(
+            queries.read_log(session_id, from_seq, location=self._where, unpack=self._unpack_data),
+            session_id,
+        )
+
+    def delete(self, lease: Lease, session_id: str) -> None:
+        """One transaction removes the session's events and its row; then the lease goes."""
+        self._writable(session_id)
+        self._run(queries.delete_session(session_id), session_id)
+        lease.release()
 
     def list(self) -> list[SessionInfo]:
         """Every session row."""
-        with pg_errors(self._where), self._connection() as connection:
-            rows = connection.execute(
-                "SELECT id, created_at, version, cwd, parent_session, updated_at FROM sessions"
-            ).fetchall()
-        return [_info(row) for row in rows]
+        return self._run(queries.list_sessions())
 
     def list_page(
         self,
@@ -277,22 +272,9 @@ class PostgresBackend(SqlBackend):
         limit: int,
     ) -> Sequence[SessionInfo]:
         """One page by keyset on ``(created_at, id)``, served by the sessions' indexes."""
-        with pg_errors(self._where), self._connection() as connection:
-            rows = connection.execute(
-                "SELECT id, created_at, version, cwd, parent_session, updated_at FROM sessions "
-                "WHERE (%(cwd)s::text IS NULL OR cwd = %(cwd)s) "
-                "AND (%(since)s::bigint IS NULL OR coalesce(updated_at, created_at) >= %(since)s) "
-                "AND (%(created)s::bigint IS NULL OR (created_at, id) > (%(created)s, %(id)s)) "
-                "ORDER BY created_at, id LIMIT %(limit)s",
-                {
-                    "cwd": cwd,
-                    "since": updated_since,
-                    "created": None if after is None else after[0],
-                    "id": None if after is None else after[1],
-                    "limit": limit,
-                },
-            ).fetchall()
-        return [_info(row) for row in rows]
+        return self._run(
+            queries.list_page(cwd=cwd, updated_since=updated_since, after=after, limit=limit)
+        )
 
     def wait_for_append(self, session_id: str, revision: str | None, timeout: float) -> None:
         """Block until a ``NOTIFY`` says the session was appended to, or ``timeout`` seconds."""
@@ -339,16 +321,4 @@ def migrate_schema(url: str) -> tuple[int, int]:
     """
     parsed = parse_postgres_url(url)
     with pg_errors(parsed.display), psycopg.connect(parsed.conninfo, autocommit=True) as connection:
-        return migrate(connection, parsed.schema, store=parsed.display)
-
-
-def _info(row: Sequence[Any]) -> SessionInfo:
-    """A ``SessionInfo`` of ``id, created_at, version, cwd, parent_session, updated_at``."""
-    return SessionInfo(
-        id=row[0],
-        created_at=row[1],
-        version=row[2],
-        cwd=row[3],
-        parent_session=row[4],
-        updated_at=row[5],
-    )
+        return run(connection, migrate(parsed.schema, store=parsed.display))

@@ -14,7 +14,7 @@ from agentlog.errors import StoreError
 from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
 from agentlog.values import JsonValue
 
-__all__ = ["ReadOnlyBackend"]
+__all__ = ["ReadOnlyBackend", "read_only_error"]
 
 
 class ReadOnlyBackend(Backend):
@@ -85,7 +85,12 @@ class ReadOnlyBackend(Backend):
         self._backend.close()
 
     def _refuse(self, session_id: str) -> NoReturn:
-        raise StoreError(
-            f'store {self.url!r} is open read-only: session "{session_id}" cannot be written',
-            session_id=session_id,
-        )
+        raise read_only_error(self.url, session_id)
+
+
+def read_only_error(url: str, session_id: str) -> StoreError:
+    """The refusal of a write through a read-only store (sync or ``agentlog.aio``)."""
+    return StoreError(
+        f'store {url!r} is open read-only: session "{session_id}" cannot be written',
+        session_id=session_id,
+    )

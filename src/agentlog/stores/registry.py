@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from agentlog.errors import AgentlogError, StoreError
 
 if TYPE_CHECKING:
+    from agentlog.stores.aio_base import AsyncBackend
     from agentlog.stores.base import Backend
 
 __all__ = ["BackendEntry", "Kind", "backend_entry", "register_backend", "schemes"]
@@ -41,6 +42,9 @@ class BackendEntry:
     """How the URL is parsed."""
     label: str
     """The store's name in messages (``SQLite``, ``PostgreSQL``)."""
+    async_target: str | None = None
+    """The ``AsyncBackend`` class as ``"module:Class"``, for ``agentlog.aio`` (``None``: the
+    scheme has none, and ``agentlog.aio`` runs the sync backend in worker threads)."""
 
     def load(self, url: str) -> type[Backend]:
         """The backend class, imported now.
@@ -63,6 +67,15 @@ class BackendEntry:
         backend: type[Backend] = getattr(module, class_name)
         return backend
 
+    def load_async(self, url: str) -> type[AsyncBackend] | None:
+        """The ``AsyncBackend`` class, imported now (``None`` when the scheme has none)."""
+        if self.async_target is None:
+            return None
+        module_name, _, class_name = self.async_target.partition(":")
+        self.load(url)  # the sync module first: a missing extra is reported as for it
+        backend: type[AsyncBackend] = getattr(importlib.import_module(module_name), class_name)
+        return backend
+
 
 _ENTRIES: Final[dict[str, BackendEntry]] = {}
 
@@ -74,6 +87,7 @@ def register_backend(
     kind: Kind,
     label: str,
     aliases: tuple[str, ...] = (),
+    async_target: str | None = None,
 ) -> None:
     """Make ``scheme`` (and each of ``aliases``) open the backend class ``target``.
 
@@ -84,8 +98,11 @@ def register_backend(
         kind: How its URLs are parsed (``Kind``).
         label: The store's name in messages.
         aliases: Other schemes meaning the same (``postgres`` for ``postgresql``).
+        async_target: ``"module:Class"`` of the scheme's ``AsyncBackend``, if it has one.
     """
-    entry = BackendEntry(scheme=scheme, target=target, kind=kind, label=label)
+    entry = BackendEntry(
+        scheme=scheme, target=target, kind=kind, label=label, async_target=async_target
+    )
     for name in (scheme, *aliases):
         _ENTRIES[name] = entry
 
@@ -122,4 +139,5 @@ register_backend(
     kind="server",
     label="PostgreSQL",
     aliases=("postgres",),
+    async_target="agentlog.stores.postgres_aio:AsyncPostgresBackend",
 )

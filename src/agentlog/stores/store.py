@@ -14,35 +14,35 @@ the second time.
 from __future__ import annotations
 
 import threading
-import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentlog.errors import (
-    AgentlogError,
-    SessionAlreadyExists,
-    SessionForkError,
-    SessionLocked,
     StoreError,
 )
 from agentlog.formats import FORMAT_VERSION
-from agentlog.lifecycle import fork_child, open_turn_closers
-from agentlog.lifecycle.invariants import install_invariants
-from agentlog.session import Session, check_session_id, new_header, stored_header, wall_clock
+from agentlog.session import Session, check_session_id
 from agentlog.stores.base import (
     Backend,
     DropsTornTails,
     Lease,
     RepairResult,
     SessionInfo,
-    StoredLog,
     TornTail,
     session_not_found,
 )
-from agentlog.stores.paging import MAX_PAGE, SessionPage, decode_cursor, encode_cursor
+from agentlog.stores.core import (
+    StoreCore,
+    already_exists,
+    already_open,
+    fork_exists,
+    guard,
+    open_here,
+)
+from agentlog.stores.paging import SessionPage
 from agentlog.stores.reading import StoreReads
-from agentlog.stores.restore import Restored, collector_paused, restore_session
+from agentlog.stores.restore import collector_paused
 from agentlog.stores.writer import Batcher, Writer
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
 
@@ -69,7 +69,7 @@ class MigrationPlan:
         return self.stored_version < FORMAT_VERSION
 
 
-class Store(StoreReads):
+class Store(StoreCore[Writer], StoreReads):
     """A place sessions persist: create, resume, inspect, list and fork them.
 
     Args:
@@ -97,13 +97,10 @@ class Store(StoreReads):
         projections: Iterable[MessageProjection] = (IMAGE_OFFLOAD,),
         clock: Callable[[], int] | None = None,
     ) -> None:
+        super().__init__(projections=projections, clock=clock)
         self._backend = backend
         self._batcher = Batcher(batch_delay) if write_behind else None
-        self._projections = tuple(projections)
-        self._clock = clock or wall_clock
-        self._live: dict[str, tuple[Session, Writer]] = {}
         self._lock = threading.RLock()
-        self._closed = False
 
     @property
     def url(self) -> str:
@@ -130,16 +127,10 @@ class Store(StoreReads):
         """
         with self._lock:
             self._check_open()
-            session_id = check_session_id(str(uuid.uuid4()) if session_id is None else session_id)
+            session_id = self._new_id(session_id)
             if session_id in self._live or self._backend.exists(session_id):
-                raise SessionAlreadyExists(
-                    f'session "{session_id}" already exists', session_id=session_id
-                )
-            header = stored_header(new_header(session_id, self._clock(), cwd=cwd))
-            session = Session.create(
-                session_id, header, projections=self._projections, clock=self._clock
-            )
-            _guard(session, strict)
+                raise already_exists(session_id)
+            session = self._new_session(session_id, cwd=cwd, strict=strict)
             writer = self._writer(session_id, session.header, lambda: self._lease(session_id), 0)
             session.attach(writer)
             self._live[session_id] = (session, writer)
@@ -160,10 +151,7 @@ class Store(StoreReads):
         with self._lock:
             self._check_open()
             if session_id in self._live:
-                raise SessionLocked(
-                    f'session "{session_id}" is already open for writing in this store',
-                    session_id=session_id,
-                )
+                raise already_open(session_id)
             if not self._backend.exists(session_id):
                 raise session_not_found(session_id)
             lease = self._lease(session_id)
@@ -172,22 +160,16 @@ class Store(StoreReads):
                     stored = self._backend.read(session_id)
                     restored = self._restore(session_id, stored, repair=True)
                 session = restored.session
-                if restored.migrated_from is not None:
-                    # Migrate-on-continue: the whole converted log becomes a new format-4
-                    # artifact beside the untouched original (spec/persistence.md §5.5).
-                    self._backend.append(lease, session.header, list(session.events), next_seq=0)
-                else:
-                    # Events salvaged from a torn tail are rewritten with the closers.
-                    if stored.torn is not None:
-                        self._drop_torn_tail(lease, session_id, stored.torn)
-                    committed = len(stored.events)
-                    repaired = session.events[committed:]
-                    if repaired:
-                        self._backend.append(lease, session.header, repaired, next_seq=committed)
+                # Events salvaged from a torn tail are rewritten with the closers.
+                if stored.torn is not None and restored.migrated_from is None:
+                    self._drop_torn_tail(lease, session_id, stored.torn)
+                write = self._resume_write(stored, restored)
+                if write is not None:
+                    self._backend.append(lease, session.header, write[0], next_seq=write[1])
             except BaseException:
                 lease.release()
                 raise
-            _guard(session, strict)
+            guard(session, strict)
             writer = self._writer(session_id, session.header, lease, session.seq)
             session.attach(writer)
             self._live[session_id] = (session, writer)
@@ -205,19 +187,9 @@ class Store(StoreReads):
         session_id = check_session_id(session_id)
         with self._lock:
             self._check_open()
-            live = self._live.get(session_id)
+            live = self._live_view(session_id)
             if live is not None:
-                events = live[0].events
-                closers = open_turn_closers(events, "interrupted")
-                return Session.from_events(
-                    session_id,
-                    [*events, *closers],
-                    live[0].header,
-                    inherited_event_count=live[0].inherited_event_count,
-                    restore=True,
-                    projections=self._projections,
-                    clock=self._clock,
-                )
+                return live
             if not self._backend.exists(session_id):
                 raise session_not_found(session_id)
             with collector_paused():
@@ -275,10 +247,7 @@ class Store(StoreReads):
         with self._lock:
             self._check_open()
             if session_id in self._live:
-                raise SessionLocked(
-                    f'session "{session_id}" is already open for writing in this store',
-                    session_id=session_id,
-                )
+                raise already_open(session_id)
             if not self._backend.exists(session_id):
                 raise session_not_found(session_id)
             lease = self._lease(session_id)
@@ -291,7 +260,7 @@ class Store(StoreReads):
         """Every stored session (created sessions appear after their first append)."""
         with self._lock:
             self._check_open()
-            return sorted(self._backend.list(), key=lambda info: (info.created_at, info.id))
+            return self._sorted(self._backend.list())
 
     def list_page(
         self,
@@ -315,17 +284,13 @@ class Store(StoreReads):
         Raises:
             StoreError: for a ``limit`` out of range or a cursor no page handed out.
         """
-        if type(limit) is not int or not 1 <= limit <= MAX_PAGE:
-            raise StoreError(f"limit must be an integer from 1 to {MAX_PAGE}, got {limit!r}")
-        after = None if cursor is None else decode_cursor(cursor)
+        after = self._page_after(limit, cursor)
         with self._lock:
             self._check_open()
             found = self._backend.list_page(
                 cwd=cwd, updated_since=updated_since, after=after, limit=limit + 1
             )
-        page = tuple(found[:limit])
-        more = len(found) > limit
-        return SessionPage(sessions=page, cursor=encode_cursor(page[-1]) if more else None)
+        return self._page(found, limit)
 
     def fork(
         self,
@@ -345,46 +310,16 @@ class Store(StoreReads):
             SessionForkError: ``SESSION_ALREADY_EXISTS``, ``SESSION_NOT_FOUND`` or
                 ``INVALID_BOUNDARY``, with the texts of spec/core.md §10.1.
         """
-        session_id = check_session_id(session_id)
-        if child_id is not None:
-            child_id = check_session_id(child_id)
+        session_id, child_id = self._fork_ids(session_id, child_id)
         with self._lock:
             self._check_open()
             if child_id is not None and (child_id in self._live or self._backend.exists(child_id)):
-                raise SessionForkError(
-                    f'session "{child_id}" already exists',
-                    code="SESSION_ALREADY_EXISTS",
-                    session_id=session_id,
-                )
-            live = self._live.get(session_id)
-            if live is not None:
-                events: Sequence[Mapping[str, Any]] = live[0].events
-                source_header = live[0].header
-            elif self._backend.exists(session_id):
+                raise fork_exists(session_id, child_id)
+            stored = None
+            if session_id not in self._live and self._backend.exists(session_id):
                 stored = self._backend.read(session_id)
-                restored = self._restore(session_id, stored, repair=False)
-                # The rebuilt view ends with the end-seed marker a resume would add; that event
-                # is not in the stored log, so the child must not inherit it (nor may a boundary
-                # name it): the child's prefix is exactly what the source has stored.
-                source = restored.session
-                events, source_header = source.events[: restored.stored_events], source.header
-            else:
-                raise SessionForkError(
-                    f'session "{session_id}" not found',
-                    code="SESSION_NOT_FOUND",
-                    session_id=session_id,
-                )
-            child = fork_child(
-                session_id,
-                events,
-                source_header,
-                boundary=boundary,
-                child_id=child_id,
-                created_at=self._clock(),
-                projections=self._projections,
-                clock=self._clock,
-                stored=True,
-            )
+            source = self._fork_source(session_id, stored)
+            child = self._fork_child(session_id, source, boundary, child_id)
             child_id = child.id
             lease = self._lease(child_id)
             try:
@@ -393,7 +328,7 @@ class Store(StoreReads):
             except BaseException:
                 lease.release()
                 raise
-            _guard(child, strict)
+            guard(child, strict)
             child.attach(writer)
             self._live[child_id] = (child, writer)
             return child
@@ -413,10 +348,7 @@ class Store(StoreReads):
         with self._lock:
             self._check_open()
             if session_id in self._live:
-                raise SessionLocked(
-                    f'session "{session_id}" is open for writing in this store; close it first',
-                    session_id=session_id,
-                )
+                raise open_here(session_id)
             if not self._backend.exists(session_id):
                 raise session_not_found(session_id)
             lease = self._lease(session_id)
@@ -461,10 +393,6 @@ class Store(StoreReads):
 
     # --- internals --------------------------------------------------------------------
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise AgentlogError(f"store {self.url!r} is closed")
-
     def _lease(self, session_id: str) -> Lease:
         return self._backend.lease(session_id)
 
@@ -494,14 +422,3 @@ class Store(StoreReads):
             batcher=self._batcher,
             on_close=released,
         )
-
-    def _restore(self, session_id: str, stored: StoredLog, *, repair: bool) -> Restored:
-        return restore_session(
-            session_id, stored, repair=repair, projections=self._projections, clock=self._clock
-        )
-
-
-def _guard(session: Session, strict: bool) -> None:
-    """Structure on by default: spec/core.md §11 checked at every append from the log's end."""
-    if strict:
-        install_invariants(session, loaded=True)

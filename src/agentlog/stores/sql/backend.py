@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeVar
 
 import zstandard
@@ -71,7 +71,7 @@ from agentlog.stores.sql.rows import (
 )
 from agentlog.values import JsonValue
 
-__all__ = ["COMPRESS_FROM", "SqlBackend"]
+__all__ = ["COMPRESS_FROM", "SqlBackend", "decompress_frame", "stored_log"]
 
 COMPRESS_FROM: Final = 4096
 """With compression on, payloads of at least this many bytes are stored zstd-compressed when
@@ -152,16 +152,7 @@ class SqlBackend(Backend):
         """
         if self._decompressor is None:
             self._decompressor = zstandard.ZstdDecompressor()
-        # A decompression object: one-shot decompression would allocate whatever size a
-        # damaged frame header claims.
-        stream = self._decompressor.decompressobj()
-        try:
-            plain: bytes = stream.decompress(data)
-        except zstandard.ZstdError as exc:
-            raise BadRow(index, f"compressed data: {exc}") from exc
-        if not stream.eof:
-            raise BadRow(index, "compressed data: the frame is incomplete")
-        return plain
+        return decompress_frame(index, data, self._decompressor)
 
     def _stored_next(self, execute: Execute, session_id: str) -> int | None:
         """The stored tail of a session inside the append's transaction (``None``: no row)."""
@@ -259,26 +250,13 @@ class SqlBackend(Backend):
             (session_id, from_seq, from_seq),
         )
         try:
-            header = decode(-1, "header", row[0])
-            # Decoded row by row from the cursor, so the rows are never all held at once;
-            # a current-format record becomes its checked Event while it is fresh.
-            current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
-            settle = event_or_record if current else _as_is
-            events = [
-                settle(event_from_row(index, tuple(columns), self._unpack_data))
-                for index, columns in enumerate(rows, from_seq)
-            ]
+            return stored_log(session_id, self.location, row, rows, from_seq, self._unpack_data)
         except BadRow as bad:
             later = execute(
                 "SELECT count(*) FROM {events} WHERE session_id = ? AND seq > ?",
                 (session_id, bad.seq),
             ).fetchone()[0]
             raise corrupt(session_id, self.location, bad, later) from bad.__cause__
-        count = from_seq + len(events)
-        if count != max(row[1], from_seq):
-            what = f"{count} event rows but a stored tail of {row[1]}"
-            raise corrupt(session_id, self.location, BadRow(count, what), 0)
-        return StoredLog(header=header, events=events, location=self.location)
 
     def delete(self, lease: Lease, session_id: str) -> None:
         """One transaction removes the session's events and its row; then the lease goes."""
@@ -356,6 +334,56 @@ class SqlBackend(Backend):
                 ).fetchone()
             )
         return None if row is None else f"{self.location}:{row[0]}"
+
+
+def decompress_frame(index: int, data: bytes, decompressor: zstandard.ZstdDecompressor) -> bytes:
+    """The JSON bytes of the zstd frame in the ``data`` column of the row at ``index``.
+
+    Raises:
+        BadRow: when the frame is damaged or incomplete.
+    """
+    # A decompression object: one-shot decompression would allocate whatever size a damaged
+    # frame header claims.
+    stream = decompressor.decompressobj()
+    try:
+        plain: bytes = stream.decompress(data)
+    except zstandard.ZstdError as exc:
+        raise BadRow(index, f"compressed data: {exc}") from exc
+    if not stream.eof:
+        raise BadRow(index, "compressed data: the frame is incomplete")
+    return plain
+
+
+def stored_log(
+    session_id: str,
+    location: str,
+    session_row: Sequence[Any],
+    rows: Iterable[Sequence[Any]],
+    from_seq: int,
+    unpack: Callable[[int, bytes], bytes],
+) -> StoredLog:
+    """The log of a session row (``header, next_seq``) and its event rows from ``from_seq`` on.
+
+    Shared by every SQL store's read, sync or async (spec/persistence.md §4): the rows are
+    decoded one by one as they come, so they are never all held at once, and a current-format
+    record becomes its checked ``Event`` while it is fresh.
+
+    Raises:
+        BadRow: for a damaged row (the caller counts the rows after it: ``corrupt``).
+        CorruptLog: when the rows do not reach the stored tail.
+    """
+    header = decode(-1, "header", session_row[0])
+    current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
+    settle = event_or_record if current else _as_is
+    events = [
+        settle(event_from_row(index, tuple(columns), unpack))
+        for index, columns in enumerate(rows, from_seq)
+    ]
+    count = from_seq + len(events)
+    if count != max(session_row[1], from_seq):
+        what = f"{count} event rows but a stored tail of {session_row[1]}"
+        raise corrupt(session_id, location, BadRow(count, what), 0)
+    return StoredLog(header=header, events=events, location=location)
 
 
 def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
