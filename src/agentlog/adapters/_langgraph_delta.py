@@ -21,7 +21,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["diff", "field_changes", "patched", "predicted", "with_fields"]
+__all__ = ["diff", "field_changes", "next_metadata", "patched", "predicted", "with_fields"]
 
 MARK: Final = "$lg"
 
@@ -98,6 +98,17 @@ def predicted(parent: Any, blobs: dict[str, Any]) -> Any:
             channel for channel, blob in blobs.items() if not blob.get("empty")
         )
     return guess
+
+
+def next_metadata(metadata: Any) -> Any:
+    """The metadata tree a checkpoint most likely has, given its base checkpoint's.
+
+    LangGraph's metadata of a superstep is its ``source``, ``step`` and ``parents``: a child
+    of the same run has the same, one ``step`` on. A guess only, as ``predicted``.
+    """
+    if _plain(metadata) and type(metadata.get("step")) is int:
+        return {**metadata, "step": metadata["step"] + 1}
+    return metadata
 
 
 def with_fields(tree: Any, fields: dict[str, Any]) -> Any:

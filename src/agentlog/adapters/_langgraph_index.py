@@ -192,7 +192,8 @@ def value_trees(event_type: str, data: Any) -> Iterator[Any]:
     """The serde trees of one event, in the order shared strings are numbered."""
     if event_type == CHECKPOINT:
         yield data["checkpoint"]
-        yield data["metadata"]
+        if "metadata" in data:
+            yield data["metadata"]
         for blob in data["blobs"].values():
             if "value" in blob:
                 yield blob["value"]
