@@ -146,6 +146,31 @@ def test_a_patch_leaves_out_the_versions_and_updated_channels_the_blobs_predict(
     assert restored["channel_versions"] == {"messages": 2}
 
 
+def test_metadata_one_step_on_is_left_out_and_other_metadata_is_a_patch() -> None:
+    driver = _Driver()
+    for _ in range(3):
+        driver.put([])
+    assert "metadata" not in driver.thread.session.events[-1].data  # the parent's, one step on
+    note = "n" * 300
+    metadata: list[dict[str, Any]] = [{"step": 4, "source": "loop", "note": note}]
+    metadata.append({**metadata[0], "step": 5, "source": "input"})
+    for version, meta in enumerate(metadata, start=4):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": []}
+        checkpoint["channel_versions"] = {"messages": version}
+        driver.thread.put(driver.config(), checkpoint, meta, {"messages": version})  # type: ignore[arg-type]
+        driver.parent = checkpoint["id"]
+    stored = [event.data.get("metadata") for event in driver.thread.session.events]
+    assert stored[3] == metadata[0]  # a patch would be longer
+    assert stored[4] == {"$lg": "patch", "set": {"source": "input"}}
+    fresh = Thread(driver.thread.session, JsonPlusSerializer())  # read from the events alone
+    read = [
+        fresh.checkpoint_tuple("", record.id, record, driver.config()).metadata
+        for record in fresh.index.by_seq.values()
+    ]
+    assert read == [{"step": 1}, {"step": 2}, {"step": 3}, *metadata]
+
+
 def test_checkpoints_are_patches_of_their_parent_up_to_a_bounded_depth() -> None:
     driver = _Driver()
     for _ in range(MAX_DEPTH + 3):

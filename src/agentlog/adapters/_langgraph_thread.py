@@ -304,12 +304,13 @@ class Thread:
         tree = self._metadata_trees.get(record.seq)
         if tree is None:
             data = self._data(record)
-            stored = resolve_strings(data.get("metadata", _MISSING), self._string)
-            if stored is _MISSING or (isinstance(stored, dict) and stored.get("$lg") == "patch"):
+            tree = resolve_strings(data.get("metadata"), self._string)
+            omitted = "metadata" not in data
+            if omitted or (isinstance(tree, dict) and tree.get("$lg") == "patch"):
                 base = self.index.by_seq[data["checkpoint"]["of"]]
                 expected = next_metadata(self._metadata_tree(base))
-                stored = expected if stored is _MISSING else patched(expected, stored)
-            tree = self._metadata_trees[record.seq] = stored
+                tree = expected if omitted else patched(expected, tree)
+            self._metadata_trees[record.seq] = tree
         return tree
 
     def checkpoint_tuple(
