@@ -242,8 +242,9 @@ def restore(
 
 def carried(data: Any) -> Mapping[str, Any] | None:
     """The ADK event dump an agentlog event's data carries, or ``None``."""
-    payload = data.get("adk") if isinstance(data, Mapping) else None
-    return payload if isinstance(payload, Mapping) else None
+    # Event data is JSON: an object is a dict (the C check, not the abstract ``Mapping``).
+    payload = data.get("adk") if isinstance(data, dict) else None
+    return payload if isinstance(payload, dict) else None
 
 
 def decode(data: Mapping[str, Any], lookup: Lookup) -> Event:
