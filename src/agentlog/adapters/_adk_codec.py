@@ -88,8 +88,8 @@ def _reads_back(payload: Mapping[str, Any], event: Event) -> bool:
 
 def _parts(payload: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     content = payload.get("content")
-    parts = content.get("parts") if isinstance(content, Mapping) else None
-    return parts if isinstance(parts, Sequence) else ()
+    parts = content.get("parts") if isinstance(content, dict) else None  # JSON: dict, list
+    return parts if isinstance(parts, list) else ()
 
 
 def classify(payload: Mapping[str, Any]) -> Kind:

@@ -17,6 +17,7 @@ as ``adk/state`` ``{delta, source}`` events (``source``: the session and seq tha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -62,7 +63,9 @@ STATE: Final = "adk/state"
 _SCOPES: Final = ("app:", "user:", "temp:")
 
 
+@functools.lru_cache(maxsize=1024)
 def _q(text: str) -> str:
+    # Cached: every append names its session, and percent-encoding is most of that cost.
     return quote(text, safe="")
 
 
