@@ -46,7 +46,9 @@ from agentlog.adapters._langgraph_codec import (
     share_strings,
 )
 from agentlog.adapters._langgraph_delta import (
+    MARK,
     diff,
+    is_patch,
     next_metadata,
     patched,
     predicted,
@@ -213,8 +215,8 @@ class Thread:
         parent = self.index.checkpoints.get(ns, {}).get(parent_id) if parent_id else None
         if parent is None or parent.depth >= MAX_DEPTH:
             return tree
-        patch = diff(predicted(self._checkpoint_tree(parent), blobs), tree)
-        return tree if patch is None else {**patch, "of": parent.seq}
+        patch = diff(predicted(self._checkpoint_tree(parent), blobs, seen=True), tree)
+        return tree if patch is None else {**patch, MARK: "step", "of": parent.seq}
 
     def _put_metadata(self, data: dict[str, Any], tree: Any) -> None:
         """Store the metadata ``tree`` in ``data``: left out, a patch, or whole.
@@ -224,7 +226,7 @@ class Thread:
         guess when the patch is smaller.
         """
         stored = data["checkpoint"]
-        if isinstance(stored, dict) and stored.get("$lg") == "patch":
+        if is_patch(stored):
             expected = next_metadata(self._metadata_tree(self.index.by_seq[stored["of"]]))
             patch = diff(expected, tree)
             if patch is not None:
@@ -346,9 +348,10 @@ class Thread:
         if tree is None:
             data = self._data(record)
             stored = resolve_strings(data["checkpoint"], self._string)
-            if isinstance(stored, dict) and stored.get("$lg") == "patch":
+            if is_patch(stored):
                 base = self._checkpoint_tree(self.index.by_seq[stored["of"]])
-                stored = patched(predicted(base, data["blobs"]), stored)
+                seen = stored[MARK] == "step"
+                stored = patched(predicted(base, data["blobs"], seen=seen), stored)
             tree = self._trees[record.seq] = stored
         return tree
 
