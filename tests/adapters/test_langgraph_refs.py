@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlog.adapters._langgraph_refs import GENERATIONS, StoredObjects, resolved
+from agentlog.adapters._langgraph_refs import GENERATIONS, SHAPES, StoredObjects, resolved
 
 
 class _Message:
@@ -74,3 +74,16 @@ def test_a_new_object_refers_to_the_last_whole_one_of_its_shape() -> None:
     assert resolved(stored, events.__getitem__, _no_strings) == new
     other_keys = _ext("third", id="m4")  # another shape: stored whole
     assert objects.refer(_Message(), other_keys) == other_keys
+
+
+def test_only_the_last_stored_shapes_are_templates() -> None:
+    objects = StoredObjects(lambda tree: tree)
+    note = "a note long enough for a reference to be shorter"
+    first = _ext("first answer", id="m1", note=note)
+    objects.remember(_Message(), first, first, [1, "writes", 0, 2])
+    same_shape = _ext("second answer", id="m2", note=note)
+    assert objects.refer(_Message(), same_shape)["$lg"] == "at"
+    for index in range(SHAPES):  # as many other shapes, stored after it
+        other = _ext("x", **{f"field{index}": None})
+        objects.remember(_Message(), other, other, [2 + index, "writes", 0, 2])
+    assert objects.refer(_Message(), same_shape) == same_shape  # its template was forgotten

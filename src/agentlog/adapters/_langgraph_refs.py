@@ -28,12 +28,15 @@ import orjson
 from agentlog.adapters._langgraph_codec import LONG_STRING, Resolve, resolve_strings
 from agentlog.adapters._langgraph_delta import field_changes, with_fields
 
-__all__ = ["GENERATIONS", "StoredObjects", "resolved"]
+__all__ = ["GENERATIONS", "SHAPES", "StoredObjects", "resolved"]
 
 GENERATIONS: Final = 4
 """Objects stored by the last this many checkpoints (and the writes between them) are
 referred to when stored again: LangGraph's writes may reach the checkpointer after the next
 checkpoint or two that contain them."""
+SHAPES: Final = 256
+"""Templates kept (one per shape, the least recently stored forgotten beyond): a thread holds
+a few message classes, while arbitrary models could make a shape of every object."""
 
 
 def _same_keys(value: dict[Any, Any], tree: Any) -> bool:
@@ -120,7 +123,10 @@ class StoredObjects:
                 known = self._generations[0][id(value)] = _Stored(value, tree, path)
                 shape = _shape(tree)
                 if shape is not None and isinstance(stored, dict) and stored.get("$lg") == "ext":
+                    self._templates.pop(shape, None)
                     self._templates[shape] = known
+                    if len(self._templates) > SHAPES:
+                        del self._templates[next(iter(self._templates))]
         elif type(value) is list and isinstance(tree, list) and len(tree) == len(value):
             parts = stored if isinstance(stored, list) and len(stored) == len(tree) else None
             for index, item in enumerate(value):
