@@ -101,7 +101,8 @@ def test_the_common_shapes_are_not_validated_again(monkeypatch: pytest.MonkeyPat
         ),
         actions=EventActions(state_delta={"k": {"v": 1}}),
     )
-    payload = freeze(event_payload(event))
+    plain = event_payload(event)
+    payload = freeze(plain)
 
     def refuse(*_: Any, **__: Any) -> Event:
         raise AssertionError("validated")
@@ -109,6 +110,7 @@ def test_the_common_shapes_are_not_validated_again(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(Event, "model_validate_json", refuse)
     built = build(payload)
     assert built == event
+    assert build(plain) == event  # plain JSON too (a restored, stripped dump)
     assert isinstance(built.content.parts[1].function_call.args["a"], list)  # type: ignore[index, union-attr]
 
 

@@ -116,8 +116,11 @@ class _Recording(AgentlogCheckpointer):
         super().put_writes(config, writes, task_id, task_path)
 
 
-def test_every_checkpoint_reads_back_as_langgraphs_own_saver_keeps_it(tmp_path: Path) -> None:
-    with agentlog.open_store(f"sqlite:///{tmp_path}/s.db") as store:
+@pytest.mark.parametrize("scheme", ["sqlite", "jsonl"])
+def test_every_checkpoint_reads_back_as_langgraphs_own_saver_keeps_it(
+    scheme: str, tmp_path: Path
+) -> None:
+    with agentlog.open_store(store_url(scheme, tmp_path)) as store:
         saver = _Recording(store)
         run_turns(build().compile(checkpointer=saver), "t1", range(4))
         expected = list(saver.reference.list(config("t1")))
@@ -180,6 +183,24 @@ def test_a_message_history_is_stored_linearly_with_its_content_once() -> None:
     checkpoints = 10 * 6
     bookkeeping = (after_ten - contents) / checkpoints  # the message wrappers included
     assert bookkeeping < 1300, f"{bookkeeping:.0f} bytes per checkpoint besides the messages"
+
+
+def test_a_jsonl_thread_stores_each_message_once_and_little_besides(tmp_path: Path) -> None:
+    with agentlog.open_store(store_url("jsonl", tmp_path)) as store:
+        saver = AgentlogCheckpointer(store)
+        graph = build().compile(checkpointer=saver)
+        run_turns(graph, "t1", range(10))
+        messages = graph.get_state(config("t1")).values["messages"]
+        saver.close()
+    (transcript,) = tmp_path.rglob("*.jsonl")
+    lines = transcript.read_bytes().splitlines()[1:]  # after the session header
+    # Only the first message of each class is stored with its class path and every field; a
+    # later one is a reference to it with the fields that differ (its content, id, ...).
+    classes = {type(message) for message in messages}
+    assert sum(line.count(b'"$lg":"ext","c":5') for line in lines) == len(classes)
+    contents = sum(len(message.content) for message in messages)
+    bookkeeping = (sum(len(line) + 1 for line in lines) - contents) / (10 * 6)
+    assert bookkeeping < 900, f"{bookkeeping:.0f} bytes per checkpoint besides the messages"
 
 
 def test_an_interrupted_thread_resumes_from_a_fresh_checkpointer(tmp_path: Path) -> None:

@@ -6,7 +6,13 @@ from typing import Any
 
 import orjson
 
-from agentlog.adapters._langgraph_delta import diff, field_changes, patched, with_fields
+from agentlog.adapters._langgraph_delta import (
+    diff,
+    field_changes,
+    patched,
+    predicted,
+    with_fields,
+)
 
 OLD = {
     "v": 4,
@@ -84,3 +90,25 @@ def test_an_unchanged_message_needs_no_fields_and_another_class_is_not_a_change(
     assert field_changes(MESSAGE, other) is None
     assert field_changes(MESSAGE, "text") is None
     assert with_fields("text", {"id": "u1"}) == "text"
+
+
+def test_a_step_guess_brings_the_consumed_triggers_seen_versions_forward() -> None:
+    parent = {
+        **OLD,
+        "versions_seen": {
+            "agent": {"branch:to:agent": 2},
+            "tools": {"branch:to:tools": 1},
+            "__interrupt__": {"branch:to:agent": 1, "messages": 2},
+        },
+    }
+    # The step ran "agent": its trigger is consumed (an empty blob) at the next version.
+    blobs = {"branch:to:agent": {"v": 4, "empty": True}, "messages": {"v": 4, "items": []}}
+    guess = predicted(parent, blobs, seen=True)
+    assert guess["versions_seen"] == {
+        "agent": {"branch:to:agent": 3},  # the parent's version of the channel it consumed
+        "tools": {"branch:to:tools": 1},
+        "__interrupt__": {"branch:to:agent": 1, "messages": 2},  # not a node: as it was
+    }
+    assert guess["channel_versions"] == {"messages": 4, "branch:to:agent": 4}
+    # The plain guess (``"patch"`` kind, threads written before) leaves versions_seen alone.
+    assert predicted(parent, blobs)["versions_seen"] == parent["versions_seen"]

@@ -15,7 +15,7 @@ from langgraph.checkpoint.base import Checkpoint, empty_checkpoint
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from agentlog import Session
-from agentlog.adapters._langgraph_index import MAX_DEPTH
+from agentlog.adapters._langgraph_index import CHECKPOINT, MAX_DEPTH
 from agentlog.adapters._langgraph_thread import Thread, session_id, thread_id
 
 
@@ -140,10 +140,58 @@ def test_a_patch_leaves_out_the_versions_and_updated_channels_the_blobs_predict(
     driver.put([])
     driver.put([AIMessage(content="a", id="a1")])
     patch = driver.thread.session.events[-1].data["checkpoint"]
-    assert patch["$lg"] == "patch"
+    assert patch["$lg"] == "step"
     assert "channel_versions" not in patch["set"]
     restored = driver.read().checkpoint
     assert restored["channel_versions"] == {"messages": 2}
+
+
+def test_metadata_one_step_on_is_left_out_and_other_metadata_is_a_patch() -> None:
+    driver = _Driver()
+    for _ in range(3):
+        driver.put([])
+    assert "metadata" not in driver.thread.session.events[-1].data  # the parent's, one step on
+    note = "n" * 300
+    metadata: list[dict[str, Any]] = [{"step": 4, "source": "loop", "note": note}]
+    metadata.append({**metadata[0], "step": 5, "source": "input"})
+    for version, meta in enumerate(metadata, start=4):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": []}
+        checkpoint["channel_versions"] = {"messages": version}
+        driver.thread.put(driver.config(), checkpoint, meta, {"messages": version})  # type: ignore[arg-type]
+        driver.parent = checkpoint["id"]
+    stored = [event.data.get("metadata") for event in driver.thread.session.events]
+    assert stored[3] == metadata[0]  # a patch would be longer
+    assert stored[4] == {"$lg": "patch", "set": {"source": "input"}}
+    fresh = Thread(driver.thread.session, JsonPlusSerializer())  # read from the events alone
+    read = [
+        fresh.checkpoint_tuple("", record.id, record, driver.config()).metadata
+        for record in fresh.index.by_seq.values()
+    ]
+    assert read == [{"step": 1}, {"step": 2}, {"step": 3}, *metadata]
+
+
+def test_a_patch_of_the_earlier_kind_is_read_against_the_plain_guess() -> None:
+    # A thread written before versions seen were predicted: its "patch" was taken against a
+    # guess that leaves them as the parent had them.
+    session = Session.create(session_id("t"), clock=lambda: 0)
+    parent = empty_checkpoint()
+    parent["channel_versions"] = {"branch:to:agent": 1}
+    parent["versions_seen"] = {"agent": {"branch:to:agent": 0}}
+    tree = {key: value for key, value in parent.items() if key != "channel_values"}
+    blobs = {"branch:to:agent": {"v": 1, "value": None}}
+    session.append(CHECKPOINT, {"checkpoint": tree, "metadata": {}, "blobs": blobs}, ignorable=True)
+    patch = {"$lg": "patch", "set": {"id": "child"}, "of": 0}
+    consumed = {"branch:to:agent": {"v": 2, "empty": True}}
+    data = {"checkpoint": patch, "metadata": {}, "blobs": consumed}
+    session.append(CHECKPOINT, data, ignorable=True)
+    thread = Thread(session, JsonPlusSerializer())
+    found = thread.get("", "child")
+    assert found is not None
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_id": "child"}}
+    child = thread.checkpoint_tuple("", *found, config).checkpoint
+    assert child["versions_seen"] == {"agent": {"branch:to:agent": 0}}
+    assert child["channel_versions"] == {"branch:to:agent": 2}
 
 
 def test_checkpoints_are_patches_of_their_parent_up_to_a_bounded_depth() -> None:

@@ -51,8 +51,12 @@ def _number(value: Any) -> float:
     raise _Untrusted
 
 
+# A dump is JSON: its objects are dicts and its arrays lists (agentlog's frozen values
+# subclass both), so exact type checks in C stand in for the slower abstract ``Mapping``.
+
+
 def _object(value: Any) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         raise _Untrusted
     return cast(dict[str, Any], thaw(value))  # a JSON object thaws to a dict
 
@@ -61,7 +65,7 @@ def _ids(value: Any) -> set[str] | None:
     """``long_running_tool_ids``: a set, dumped as a sorted list (or ``None``)."""
     if value is None:
         return None
-    if isinstance(value, str | bytes | Mapping) or not hasattr(value, "__iter__"):
+    if not isinstance(value, list):
         raise _Untrusted
     return {_text(item) for item in value}
 
@@ -96,44 +100,57 @@ def _model(cls: type[BaseModel], fields: Mapping[str, Field]) -> Field:
         else:
             template[name] = None
             made[name] = functools.partial(info.get_default, call_default_factory=True)
-    required = [name for name, value in template.items() if value is _Untrusted]
+    required = tuple(name for name, value in template.items() if value is _Untrusted)
     nullable = frozenset(name for name, info in cls.model_fields.items() if info.default is None)
-    post_init = bool(cls.__pydantic_post_init__)
+    post_init = cls.model_post_init if cls.__pydantic_post_init__ else None
+    made_items = tuple(made.items())
+    converters = fields.get
     new = cls.__new__
-    setattr_ = object.__setattr__
+    # The slots of every pydantic model, set directly (``object.__setattr__`` by name would
+    # look each one up again).
+    set_dict = _slot("__dict__")
+    set_fields = _slot("__pydantic_fields_set__")
+    set_extra = _slot("__pydantic_extra__")
+    set_private = _slot("__pydantic_private__")
 
     def build(value: Any) -> Any:
-        if not isinstance(value, Mapping):
+        if not isinstance(value, dict):
             raise _Untrusted
         values = template.copy()
-        for name, make in made.items():
+        for name, make in made_items:
             if name not in value:
                 values[name] = make()
         for key, item in value.items():
-            convert = fields.get(key)
+            convert = converters(key)
             if convert is not None:
                 values[key] = convert(item)
             elif item is None and key in nullable:
                 values[key] = None  # a field at its default None that a serializer kept
             else:
                 raise _Untrusted
-        if required and any(values[name] is _Untrusted for name in required):
-            raise _Untrusted
+        for name in required:
+            if values[name] is _Untrusted:
+                raise _Untrusted
         model = new(cls)
-        setattr_(model, "__dict__", values)
-        setattr_(model, "__pydantic_fields_set__", set(value))
-        setattr_(model, "__pydantic_extra__", None)
-        setattr_(model, "__pydantic_private__", None)
-        if post_init:
-            model.model_post_init(None)
+        set_dict(model, values)
+        set_fields(model, set(value))
+        set_extra(model, None)
+        set_private(model, None)
+        if post_init is not None:
+            post_init(model, None)
         return model
 
     return build
 
 
+def _slot(name: str) -> Callable[[Any, Any], None]:
+    """The setter of one of ``BaseModel``'s slots (``__dict__`` among them)."""
+    return BaseModel.__dict__[name].__set__  # type: ignore[no-any-return]
+
+
 def _list(item: Field) -> Field:
     def build(value: Any) -> list[Any]:
-        if isinstance(value, str | bytes | Mapping) or not hasattr(value, "__iter__"):
+        if not isinstance(value, list):
             raise _Untrusted
         return [item(entry) for entry in value]
 

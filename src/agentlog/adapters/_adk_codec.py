@@ -88,8 +88,8 @@ def _reads_back(payload: Mapping[str, Any], event: Event) -> bool:
 
 def _parts(payload: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     content = payload.get("content")
-    parts = content.get("parts") if isinstance(content, Mapping) else None
-    return parts if isinstance(parts, Sequence) else ()
+    parts = content.get("parts") if isinstance(content, dict) else None  # JSON: dict, list
+    return parts if isinstance(parts, list) else ()
 
 
 def classify(payload: Mapping[str, Any]) -> Kind:
@@ -242,8 +242,9 @@ def restore(
 
 def carried(data: Any) -> Mapping[str, Any] | None:
     """The ADK event dump an agentlog event's data carries, or ``None``."""
-    payload = data.get("adk") if isinstance(data, Mapping) else None
-    return payload if isinstance(payload, Mapping) else None
+    # Event data is JSON: an object is a dict (the C check, not the abstract ``Mapping``).
+    payload = data.get("adk") if isinstance(data, dict) else None
+    return payload if isinstance(payload, dict) else None
 
 
 def decode(data: Mapping[str, Any], lookup: Lookup) -> Event:

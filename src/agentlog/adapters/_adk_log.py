@@ -17,6 +17,7 @@ as ``adk/state`` ``{delta, source}`` events (``source``: the session and seq tha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -62,7 +63,9 @@ STATE: Final = "adk/state"
 _SCOPES: Final = ("app:", "user:", "temp:")
 
 
+@functools.lru_cache(maxsize=1024)
 def _q(text: str) -> str:
+    # Cached: every append names its session, and percent-encoding is most of that cost.
     return quote(text, safe="")
 
 
@@ -283,9 +286,11 @@ def visible_carriers(session: Session) -> Iterator[Event]:
     """
     nodes = set(session.surface.nodes)
     for event in session.events:
-        if carried(event.data) is None:
+        # An event is its wire dict: its keys read faster than its properties.
+        data = event["data"]
+        if not isinstance(data, dict) or not isinstance(data.get("adk"), dict):
             continue
-        if event.type in SURFACE_EVENT_TYPES and event.seq not in nodes:
+        if event["type"] in SURFACE_EVENT_TYPES and event["seq"] not in nodes:
             continue
         yield event
 
@@ -299,16 +304,18 @@ def session_state(events: Sequence[Event]) -> dict[str, Any]:
     start = 0
     state: dict[str, Any] = {}
     for index in range(len(events) - 1, -1, -1):
-        data = events[index].data
-        if events[index].type == SESSION_RECORD:
-            state, start = scoped_delta(data["state"], ""), index + 1
+        event = events[index]  # its wire dict: keys read faster than properties
+        kind = event["type"]
+        if kind == SESSION_RECORD:
+            state, start = scoped_delta(event["data"]["state"], ""), index + 1
             break
-        if isinstance(data, Mapping) and "adkState" in data:
-            state, start = dict(data["adkState"]), index + 1
+        if kind == "user/message" and "adkState" in event["data"]:  # a compaction's
+            state, start = dict(event["data"]["adkState"]), index + 1
             break
-    for event in events[start:]:
-        payload = carried(event.data)
-        delta = (payload.get("actions") or {}).get("state_delta") if payload else None
+    for index in range(start, len(events)):
+        payload = carried(events[index]["data"])
+        actions = payload.get("actions") if payload is not None else None
+        delta = actions.get("state_delta") if actions else None
         if delta:
             state.update(scoped_delta(delta, ""))
     return state

@@ -227,6 +227,8 @@ class AdkSessions:
     def _write_scoped(
         self, app: str, user: str, delta: Mapping[str, Any], key: str, seq: int
     ) -> None:
+        if not delta:
+            return  # most events set no state
         for scope, target in (("app:", app_key(app)), ("user:", user_key(app, user))):
             values = scoped_delta(delta, scope)
             if values:

@@ -9,7 +9,9 @@ not used otherwise:
   that changed is itself a patch (without ``"of"``). The caller adds ``"of"``: the seq of the
   event holding the base.
   The patch is taken against the parent as ``predicted`` from the event's blobs (the new
-  channel versions, the channels updated), so it holds only what the blobs do not say.
+  channel versions, the channels updated, the versions the nodes that ran saw), so it holds
+  only what the blobs do not say; its kind is ``"step"`` (``"patch"`` in threads written
+  before the versions seen were guessed, read with the guess of that time).
 * ``with_fields`` — a message that reaches the channel is usually the very object a task wrote,
   but ``add_messages`` gave it an ``id`` on the way: the channel's copy is stored as a reference
   to the write plus the constructor fields that differ (``"set"``).
@@ -21,9 +23,19 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["diff", "field_changes", "patched", "predicted", "with_fields"]
+__all__ = [
+    "diff",
+    "field_changes",
+    "is_patch",
+    "next_metadata",
+    "patched",
+    "predicted",
+    "with_fields",
+]
 
 MARK: Final = "$lg"
+INTERRUPT: Final = "__interrupt__"
+"""LangGraph's entry of ``versions_seen`` for the versions at the last interrupt (no node)."""
 
 
 def _plain(value: Any) -> bool:
@@ -75,12 +87,14 @@ def patched(old: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def predicted(parent: Any, blobs: dict[str, Any]) -> Any:
+def predicted(parent: Any, blobs: dict[str, Any], *, seen: bool = False) -> Any:
     """The checkpoint tree a child of ``parent`` most likely has, given the child's blobs.
 
     LangGraph's ``put`` hands the new version of every channel a step wrote (``new_versions``,
     stored as the blobs' ``"v"``), so the child's ``channel_versions`` are the parent's updated
     with them, and its ``updated_channels`` are the written channels that hold a value, sorted.
+    With ``seen`` (a ``"step"`` patch), ``versions_seen`` too: a node that ran consumed its
+    trigger channels (their blobs are ``empty``), and saw the parent's versions of them.
     A guess only: ``diff`` against it records whatever differs, and the reader makes the same
     guess from the same blobs.
     """
@@ -93,11 +107,50 @@ def predicted(parent: Any, blobs: dict[str, Any]) -> Any:
             **versions,
             **{channel: blob["v"] for channel, blob in blobs.items()},
         }
+        nodes = parent.get("versions_seen")
+        if seen and _plain(nodes):
+            consumed = {
+                channel: versions[channel]
+                for channel, blob in blobs.items()
+                if blob.get("empty") and channel in versions
+            }
+            guess["versions_seen"] = {
+                node: channels if node == INTERRUPT else _seen(channels, consumed)
+                for node, channels in nodes.items()
+            }
     if "updated_channels" in parent:
         guess["updated_channels"] = sorted(
             channel for channel, blob in blobs.items() if not blob.get("empty")
         )
     return guess
+
+
+def _seen(channels: Any, consumed: dict[str, Any]) -> Any:
+    """A node's seen versions, those of the consumed channels it had seen brought forward."""
+    if not _plain(channels) or not any(channel in consumed for channel in channels):
+        return channels
+    return {channel: consumed.get(channel, version) for channel, version in channels.items()}
+
+
+def is_patch(tree: Any) -> bool:
+    """Whether a stored checkpoint (or metadata) tree is a patch, of either kind.
+
+    ``"patch"`` is taken against ``predicted(parent, blobs)``; ``"step"`` against
+    ``predicted(parent, blobs, seen=True)``. The kinds differ so that a reader that makes
+    only the first guess fails loudly on the second instead of misreading it.
+    """
+    return isinstance(tree, dict) and tree.get(MARK) in ("patch", "step")
+
+
+def next_metadata(metadata: Any) -> Any:
+    """The metadata tree a checkpoint most likely has, given its base checkpoint's.
+
+    LangGraph's metadata of a superstep is its ``source``, ``step`` and ``parents``: a child
+    of the same run has the same, one ``step`` on. A guess only, as ``predicted``.
+    """
+    if _plain(metadata) and type(metadata.get("step")) is int:
+        return {**metadata, "step": metadata["step"] + 1}
+    return metadata
 
 
 def with_fields(tree: Any, fields: dict[str, Any]) -> Any:

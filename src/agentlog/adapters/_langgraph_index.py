@@ -8,7 +8,8 @@ checkpoint in log order, and a checkpoint's ``id`` when its tree holds it.
 
 * ``langgraph/checkpoint`` ``{ns, parent, checkpoint, metadata, blobs}`` — ``put``: the
   checkpoint without its channel values (a serde tree, see ``_langgraph_codec``, or a patch of
-  its parent's: ``{"$lg": "patch", "of": seq, "set": ..., "unset": ...}``), the metadata, and
+  its parent's: ``{"$lg": "step", "of": seq, "set": ..., "unset": ...}``, or ``"patch"`` in
+  threads written before versions seen were predicted), the metadata, and
   one blob per channel of ``new_versions``: ``{"v": version, "value": tree}``,
   ``{"v": version, "empty": true}``, a list value item by item ``{"v": version, "items":
   [...]}``, or — when the list extends a list this thread stores (the ``add_messages``
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentlog.adapters._langgraph_codec import long_strings
+from agentlog.adapters._langgraph_delta import is_patch
 from agentlog.events import Event
 from agentlog.session import Session
 
@@ -184,7 +186,7 @@ def checkpoint_id_of(data: Any) -> str | None:
     if "id" in data:
         return str(data["id"])
     tree = data["checkpoint"]
-    found = tree["set"].get("id") if tree.get("$lg") == "patch" else tree.get("id")
+    found = tree["set"].get("id") if is_patch(tree) else tree.get("id")
     return found if isinstance(found, str) else None
 
 
@@ -192,7 +194,8 @@ def value_trees(event_type: str, data: Any) -> Iterator[Any]:
     """The serde trees of one event, in the order shared strings are numbered."""
     if event_type == CHECKPOINT:
         yield data["checkpoint"]
-        yield data["metadata"]
+        if "metadata" in data:
+            yield data["metadata"]
         for blob in data["blobs"].values():
             if "value" in blob:
                 yield blob["value"]

@@ -9,6 +9,12 @@ object stored again becomes ``{"$lg": "at", "r": [seq, key, ...], "set": {...}}`
 plus the constructor fields changed since (``add_messages`` gives a message its ``id`` in
 place), used only when those rebuild the new tree exactly. ``resolved`` follows the
 references back.
+
+Most objects are not stored again but are new objects of a class the thread stored before — a
+new message of a conversation. Such an object is a reference to the last one of its shape (the
+same class and constructor keywords, stored whole) with the fields that differ: a message's
+content and id rather than its class path and every default field again. That is the same
+``"at"`` reference; it names a whole tree, so following one never goes further than that.
 """
 
 from __future__ import annotations
@@ -17,15 +23,20 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Final
 
+import orjson
+
 from agentlog.adapters._langgraph_codec import LONG_STRING, Resolve, resolve_strings
 from agentlog.adapters._langgraph_delta import field_changes, with_fields
 
-__all__ = ["GENERATIONS", "StoredObjects", "resolved"]
+__all__ = ["GENERATIONS", "SHAPES", "StoredObjects", "resolved"]
 
 GENERATIONS: Final = 4
 """Objects stored by the last this many checkpoints (and the writes between them) are
 referred to when stored again: LangGraph's writes may reach the checkpointer after the next
 checkpoint or two that contain them."""
+SHAPES: Final = 256
+"""Templates kept (one per shape, the least recently stored forgotten beyond): a thread holds
+a few message classes, while arbitrary models could make a shape of every object."""
 
 
 def _same_keys(value: dict[Any, Any], tree: Any) -> bool:
@@ -49,6 +60,16 @@ class _Stored:
         self.path = path  # [seq, key, ...]: where in that event's data it is
 
 
+def _shape(tree: Any) -> bytes | None:
+    """What a tree of the same shape shares with ``tree`` (class, keywords); ``None``: no ext."""
+    if not (isinstance(tree, dict) and tree.get("$lg") == "ext"):
+        return None
+    payload = tree.get("d")
+    if not (isinstance(payload, list) and len(payload) >= 3 and isinstance(payload[2], dict)):
+        return None
+    return orjson.dumps([tree["c"], payload[:2], list(payload[2]), payload[3:]])
+
+
 class StoredObjects:
     """The objects a thread stored recently, by identity.
 
@@ -59,6 +80,7 @@ class StoredObjects:
     def __init__(self, share: Callable[[Any], Any]) -> None:
         self._share = share
         self._generations: deque[dict[int, _Stored]] = deque([{}], maxlen=GENERATIONS)
+        self._templates: dict[bytes, _Stored] = {}
 
     def refer(self, value: Any, tree: Any) -> Any:
         """``tree`` (of ``value``) to store, objects stored recently replaced by references."""
@@ -75,24 +97,46 @@ class StoredObjects:
             return [self.refer(item, node) for item, node in zip(value, tree, strict=True)]
         if type(value) is dict and _same_keys(value, tree):
             return {key: self.refer(value[key], node) for key, node in tree.items()}
-        return self._share(tree)
+        whole = self._share(tree)
+        shape = _shape(tree)
+        template = None if shape is None else self._templates.get(shape)
+        if template is not None:
+            fields = field_changes(template.tree, tree)
+            if fields is not None:
+                like: dict[str, Any] = {"$lg": "at", "r": template.path}
+                if fields:
+                    like["set"] = self._share(fields)
+                if len(orjson.dumps(like)) < len(orjson.dumps(whole)):
+                    return like
+        return whole
 
-    def remember(self, value: Any, tree: Any, path: list[Any]) -> None:
-        """Keep the objects of ``value`` (stored at ``path``: ``[seq, key, ...]``) to refer to.
+    def remember(self, value: Any, tree: Any, stored: Any, path: list[Any]) -> None:
+        """Keep the objects of ``value`` (stored as ``stored`` at ``path``: ``[seq, key, ...]``).
 
         Only those the serde stored as extension types (messages, models): other values are
-        small or shared as long strings already.
+        small or shared as long strings already. One stored whole is also the template of its
+        shape from now on.
         """
         if isinstance(tree, dict) and tree.get("$lg") == "ext":
             # A long key in the path would be a shared string in the stored data, not a key.
             if all(not isinstance(key, str) or len(key) < LONG_STRING for key in path):
-                self._generations[0][id(value)] = _Stored(value, tree, path)
+                known = self._generations[0][id(value)] = _Stored(value, tree, path)
+                shape = _shape(tree)
+                if shape is not None and isinstance(stored, dict) and stored.get("$lg") == "ext":
+                    self._templates.pop(shape, None)
+                    self._templates[shape] = known
+                    if len(self._templates) > SHAPES:
+                        del self._templates[next(iter(self._templates))]
         elif type(value) is list and isinstance(tree, list) and len(tree) == len(value):
+            parts = stored if isinstance(stored, list) and len(stored) == len(tree) else None
             for index, item in enumerate(value):
-                self.remember(item, tree[index], [*path, index])
+                part = None if parts is None else parts[index]
+                self.remember(item, tree[index], part, [*path, index])
         elif type(value) is dict and _same_keys(value, tree):
+            plain = isinstance(stored, dict) and "$lg" not in stored
             for key, item in value.items():
-                self.remember(item, tree[key], [*path, key])
+                part = stored.get(key) if plain else None
+                self.remember(item, tree[key], part, [*path, key])
 
     def next_generation(self) -> None:
         """Start the objects of a new checkpoint; those of the oldest one are forgotten."""

@@ -27,6 +27,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
+import orjson
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     WRITES_IDX_MAP,
@@ -45,7 +46,10 @@ from agentlog.adapters._langgraph_codec import (
     share_strings,
 )
 from agentlog.adapters._langgraph_delta import (
+    MARK,
     diff,
+    is_patch,
+    next_metadata,
     patched,
     predicted,
 )
@@ -136,6 +140,7 @@ class Thread:
         self._trees: dict[int, Any] = {}
         self._bytes: dict[int, tuple[Any, bytes | None]] = {}
         self._metadata: dict[int, Any] = {}
+        self._metadata_trees: dict[int, Any] = {}
         for event in session.events:
             self.index.apply(event)
 
@@ -156,7 +161,7 @@ class Thread:
         values: dict[str, Any] = rest.pop("channel_values")  # type: ignore[assignment]
         blobs: dict[str, Any] = {}
         known: dict[tuple[str, str], _Known] = {}
-        stored: list[tuple[Any, Any, list[Any]]] = []
+        stored: list[tuple[Any, Any, Any, list[Any]]] = []
         for channel, version in new_versions.items():
             blob: dict[str, Any] = {"v": version}
             if channel not in values:
@@ -174,14 +179,14 @@ class Thread:
                 items = []
                 for index, item in enumerate(value[start:]):
                     tree = self._raw(item)
-                    items.append(self._objects.refer(item, tree))
-                    stored.append((item, tree, ["blobs", channel, "items", index]))
+                    items.append(kept := self._objects.refer(item, tree))
+                    stored.append((item, tree, kept, ["blobs", channel, "items", index]))
                 blob["items"] = items
                 known[(ns, channel)] = _Known(version, value, previous if start else None)
             else:
                 tree = self._raw(value)
-                blob["value"] = self._objects.refer(value, tree)
-                stored.append((value, tree, ["blobs", channel, "value"]))
+                blob["value"] = kept = self._objects.refer(value, tree)
+                stored.append((value, tree, kept, ["blobs", channel, "value"]))
             blobs[channel] = blob
         data: dict[str, Any] = {"ns": ns} if ns else {}
         if parent_id != self.index.last_id.get(ns):
@@ -191,13 +196,13 @@ class Thread:
         )
         if checkpoint_id_of(data) != checkpoint["id"]:
             data = {"id": checkpoint["id"], **data}
-        data["metadata"] = self._share(self._raw(get_checkpoint_metadata(config, metadata)))
+        self._put_metadata(data, self._raw(get_checkpoint_metadata(config, metadata)))
         data["blobs"] = blobs
         seq = self._append(CHECKPOINT, data)
         self._known.update(known)
         self._objects.next_generation()
-        for value, tree, path in stored:
-            self._objects.remember(value, tree, [seq, *path])
+        for value, tree, kept, path in stored:
+            self._objects.remember(value, tree, kept, [seq, *path])
 
     def _checkpoint_field(
         self, ns: str, parent_id: str | None, tree: Any, blobs: dict[str, Any]
@@ -210,8 +215,27 @@ class Thread:
         parent = self.index.checkpoints.get(ns, {}).get(parent_id) if parent_id else None
         if parent is None or parent.depth >= MAX_DEPTH:
             return tree
-        patch = diff(predicted(self._checkpoint_tree(parent), blobs), tree)
-        return tree if patch is None else {**patch, "of": parent.seq}
+        patch = diff(predicted(self._checkpoint_tree(parent), blobs, seen=True), tree)
+        return tree if patch is None else {**patch, MARK: "step", "of": parent.seq}
+
+    def _put_metadata(self, data: dict[str, Any], tree: Any) -> None:
+        """Store the metadata ``tree`` in ``data``: left out, a patch, or whole.
+
+        A patched checkpoint's metadata is usually its base's with the next step
+        (``next_metadata``): then it is not stored at all, and otherwise as a patch of that
+        guess when the patch is smaller.
+        """
+        stored = data["checkpoint"]
+        if is_patch(stored):
+            expected = next_metadata(self._metadata_tree(self.index.by_seq[stored["of"]]))
+            patch = diff(expected, tree)
+            if patch is not None:
+                if not patch["set"] and "unset" not in patch:
+                    return
+                if len(orjson.dumps(patch)) < len(orjson.dumps(tree)):
+                    data["metadata"] = self._share(patch)
+                    return
+        data["metadata"] = self._share(tree)
 
     def put_writes(
         self,
@@ -226,14 +250,15 @@ class Thread:
         checkpoint_id = configurable["checkpoint_id"]
         stored = self.index.writes.get((ns, checkpoint_id), {})
         entries: list[list[Any]] = []
-        kept: list[tuple[Any, Any, list[Any]]] = []
+        kept: list[tuple[Any, Any, Any, list[Any]]] = []
         for position, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, position)
             if idx >= 0 and (task_id, idx) in stored:
                 continue  # a retried task writes the same values again
             tree = self._raw(value)
-            kept.append((value, tree, ["writes", len(entries), 2]))
-            entries.append([idx, channel, self._objects.refer(value, tree)])
+            entry = self._objects.refer(value, tree)
+            kept.append((value, tree, entry, ["writes", len(entries), 2]))
+            entries.append([idx, channel, entry])
         if not entries:
             return
         data: dict[str, Any] = {"ns": ns} if ns else {}
@@ -241,8 +266,8 @@ class Thread:
             data["checkpoint"] = checkpoint_id
         data.update(task=task_id, path=task_path, writes=entries)
         seq = self._append(WRITES, data)
-        for value, tree, path in kept:
-            self._objects.remember(value, tree, [seq, *path])
+        for value, tree, entry, path in kept:
+            self._objects.remember(value, tree, entry, [seq, *path])
 
     def remove(self, checkpoints: Sequence[tuple[str, str]]) -> None:
         """Take checkpoints out of the thread's view durably (one event)."""
@@ -273,14 +298,27 @@ class Thread:
         """The metadata of ``record`` for filtering (decoded once, never handed out)."""
         metadata = self._metadata.get(record.seq)
         if metadata is None:
-            metadata = self._metadata[record.seq] = self._decode(self._data(record)["metadata"])
+            metadata = self._metadata[record.seq] = self._decode(self._metadata_tree(record))
         return metadata
+
+    def _metadata_tree(self, record: CheckpointRecord) -> Any:
+        """The whole metadata tree of a stored checkpoint (see ``_put_metadata``)."""
+        tree = self._metadata_trees.get(record.seq)
+        if tree is None:
+            data = self._data(record)
+            tree = resolve_strings(data.get("metadata"), self._string)
+            omitted = "metadata" not in data
+            if omitted or (isinstance(tree, dict) and tree.get("$lg") == "patch"):
+                base = self.index.by_seq[data["checkpoint"]["of"]]
+                expected = next_metadata(self._metadata_tree(base))
+                tree = expected if omitted else patched(expected, tree)
+            self._metadata_trees[record.seq] = tree
+        return tree
 
     def checkpoint_tuple(
         self, ns: str, checkpoint_id: str, record: CheckpointRecord, config: RunnableConfig
     ) -> CheckpointTuple:
         """The full ``CheckpointTuple`` of a stored checkpoint, freshly decoded."""
-        data = self._data(record)
         checkpoint = self._decode(self._checkpoint_tree(record))
         values = {}
         for channel, version in checkpoint["channel_versions"].items():
@@ -299,7 +337,7 @@ class Thread:
         return CheckpointTuple(
             config=config,
             checkpoint=cast(Checkpoint, {**checkpoint, "channel_values": values}),
-            metadata=self._decode(data["metadata"]),
+            metadata=self._decode(self._metadata_tree(record)),
             parent_config=parent,  # type: ignore[arg-type]  # a RunnableConfig literal
             pending_writes=self._pending_writes(ns, checkpoint_id),
         )
@@ -310,9 +348,10 @@ class Thread:
         if tree is None:
             data = self._data(record)
             stored = resolve_strings(data["checkpoint"], self._string)
-            if isinstance(stored, dict) and stored.get("$lg") == "patch":
+            if is_patch(stored):
                 base = self._checkpoint_tree(self.index.by_seq[stored["of"]])
-                stored = patched(predicted(base, data["blobs"]), stored)
+                seen = stored[MARK] == "step"
+                stored = patched(predicted(base, data["blobs"], seen=seen), stored)
             tree = self._trees[record.seq] = stored
         return tree
 
