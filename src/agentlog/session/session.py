@@ -13,7 +13,7 @@ import threading
 import time as _time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
@@ -45,13 +45,10 @@ _EMPTY_HEADER: Final[FrozenDict] = snapshot({})
 _TRACKED: Final = ("request/header", "request/context")
 
 
-class PendingAppend(NamedTuple):
-    """An event checked by ``Session._prepare`` and not yet applied (``Session._commit``)."""
-
-    event: Event
-    plan: Any
-    observers: tuple[Observer, ...]
-    traces: Any
+PendingAppend = tuple[Event, Any, tuple[Observer, ...], Any]
+"""An event checked by ``Session._prepare`` and not yet applied (``Session._commit``): the
+event, its surface plan, the observers and traces to tell. A plain tuple: this is the append's
+hot path."""
 
 
 def wall_clock() -> int:
@@ -439,7 +436,7 @@ class Session:
         """The append pipeline of spec/core.md §4, under the session lock."""
         pending = self._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
         if self._sink is not None:
-            self._sink.persist(pending.event)
+            self._sink.persist(pending[0])
         return self._commit(pending)
 
     def _prepare(
@@ -519,7 +516,7 @@ class Session:
                 raise
         if hooks.validators:
             hooks.validate(self, event)
-        return PendingAppend(event=event, plan=plan, observers=observers, traces=traces)
+        return event, plan, observers, traces
 
     def _commit(self, pending: PendingAppend) -> Event:
         """Steps 10-12 (spec/core.md §4): apply a prepared, persisted event and publish it.
@@ -530,21 +527,20 @@ class Session:
         """
         event, plan, observers, traces = pending
         log = self._log
-        if event.seq != len(log):
+        seq = event["seq"]  # the wire key, not the property: this is the hot path
+        if seq != len(log):
             raise RuntimeError(
-                f"session {self.id!r}: seq {event.seq} was taken while its append was persisted"
+                f"session {self.id!r}: seq {seq} was taken while its append was persisted"
             )
-        hooks = self._hooks
         log.append(event)
-        state = self._state
-        state.apply(plan)
+        self._state.apply(plan)
         if traces:
             for trace in traces:
                 trace.apply(event)
-        if event.type in _TRACKED:
+        if event["type"] in _TRACKED:
             self._track(event)
         if observers:
-            hooks.publish(self, event, observers)
+            self._hooks.publish(self, event, observers)
         return event
 
     def _rejected(

@@ -153,7 +153,7 @@ class AsyncWriter:
         """
         with session._lock:
             pending = session._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
-        write = asyncio.ensure_future(self._write_one(pending.event))
+        write = asyncio.ensure_future(self._write_one(pending[0]))
         try:
             await asyncio.shield(write)
         except asyncio.CancelledError:
