@@ -178,6 +178,17 @@ def run() -> list[Benchmark]:
             directory / "agentlog",
             STEPS,
         )
+        # The compressed twins: the same stores writing large payloads zstd-compressed.
+        sqlite_zstd = _Run(
+            lambda: AgentlogCheckpointer(f"sqlite+zstd:///{directory}/agentlog-zstd.db"),
+            directory / "agentlog-zstd.db",
+            STEPS,
+        )
+        jsonl_zstd = _Run(
+            lambda: AgentlogCheckpointer(f"jsonl+zstd:///{directory}/agentlog-zstd"),
+            directory / "agentlog-zstd",
+            STEPS,
+        )
         saver = _Run(
             lambda: SqliteSaver(sqlite3.connect(directory / "saver.db", check_same_thread=False)),
             directory / "saver.db",
@@ -187,7 +198,12 @@ def run() -> list[Benchmark]:
             _put(sqlite, saver),
             *(
                 _bytes(subject, name, jsonl, saver)
-                for subject, name in ((sqlite, "sqlite"), (jsonl, "jsonl"))
+                for subject, name in (
+                    (sqlite, "sqlite"),
+                    (jsonl, "jsonl"),
+                    (sqlite_zstd, "sqlite+zstd"),
+                    (jsonl_zstd, "jsonl+zstd"),
+                )
             ),
         ]
     finally:
