@@ -12,6 +12,8 @@ not used otherwise:
   channel versions, the channels updated, the versions the nodes that ran saw), so it holds
   only what the blobs do not say; its kind is ``"step"`` (``"patch"`` in threads written
   before the versions seen were guessed, read with the guess of that time).
+* ``KnownList`` — the last value of a list channel, to tell a new value that extends it (the
+  ``add_messages`` pattern: only the new items are stored).
 * ``with_fields`` — a message that reaches the channel is usually the very object a task wrote,
   but ``add_messages`` gave it an ``id`` on the way: the channel's copy is stored as a reference
   to the write plus the constructor fields that differ (``"set"``).
@@ -19,11 +21,14 @@ not used otherwise:
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from typing import Any, Final
 
 import orjson
 
 __all__ = [
+    "KnownList",
     "diff",
     "field_changes",
     "is_patch",
@@ -188,3 +193,33 @@ def field_changes(written: Any, stored: Any) -> dict[str, Any] | None:
     if orjson.dumps(with_fields(written, fields)) != orjson.dumps(stored):
         return None
     return fields
+
+
+class KnownList:
+    """The last list value a channel was written or read with, for delta detection.
+
+    Only the items that had no ``id`` are checked again: ``add_messages`` gives such an item its
+    id in place, and never changes an id once set.
+    """
+
+    __slots__ = ("anonymous", "items", "version")
+
+    def __init__(self, version: Any, items: Sequence[Any], previous: KnownList | None = None):
+        self.version = version
+        self.items = tuple(items)
+        start = 0 if previous is None else len(previous.items)
+        kept: tuple[int, ...] = () if previous is None else previous.anonymous
+        self.anonymous: tuple[int, ...] = (
+            *kept,
+            *(
+                index
+                for index in range(start, len(self.items))
+                if getattr(self.items[index], "id", None) is None
+            ),
+        )
+
+    def prefix_of(self, value: list[Any]) -> bool:
+        items = self.items
+        if len(value) < len(items) or not all(map(operator.is_, value, items)):
+            return False
+        return all(getattr(items[index], "id", None) is None for index in self.anonymous)

@@ -23,7 +23,6 @@ LangGraph state is not meant to be mutated in place.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, cast
 
@@ -47,6 +46,7 @@ from agentlog.adapters._langgraph_codec import (
 )
 from agentlog.adapters._langgraph_delta import (
     MARK,
+    KnownList,
     diff,
     is_patch,
     next_metadata,
@@ -93,36 +93,6 @@ def _array_header(length: int) -> bytes:
     return b"\xdd" + length.to_bytes(4, "big")
 
 
-class _Known:
-    """The last list value a channel was written or read with, for delta detection.
-
-    Only the items that had no ``id`` are checked again: ``add_messages`` gives such an item its
-    id in place, and never changes an id once set.
-    """
-
-    __slots__ = ("anonymous", "items", "version")
-
-    def __init__(self, version: Any, items: Sequence[Any], previous: _Known | None = None):
-        self.version = version
-        self.items = tuple(items)
-        start = 0 if previous is None else len(previous.items)
-        kept: tuple[int, ...] = () if previous is None else previous.anonymous
-        self.anonymous: tuple[int, ...] = (
-            *kept,
-            *(
-                index
-                for index in range(start, len(self.items))
-                if getattr(self.items[index], "id", None) is None
-            ),
-        )
-
-    def prefix_of(self, value: list[Any]) -> bool:
-        items = self.items
-        if len(value) < len(items) or not all(map(operator.is_, value, items)):
-            return False
-        return all(getattr(items[index], "id", None) is None for index in self.anonymous)
-
-
 class Thread:
     """A LangGraph thread stored as one agentlog session.
 
@@ -135,7 +105,7 @@ class Thread:
         self.session = session
         self.serde = serde
         self.index = ThreadIndex()
-        self._known: dict[tuple[str, str], _Known] = {}
+        self._known: dict[tuple[str, str], KnownList] = {}
         self._objects = StoredObjects(self._share)
         self._trees: dict[int, Any] = {}
         self._bytes: dict[int, tuple[Any, bytes | None]] = {}
@@ -160,7 +130,7 @@ class Thread:
         rest = dict(checkpoint)
         values: dict[str, Any] = rest.pop("channel_values")  # type: ignore[assignment]
         blobs: dict[str, Any] = {}
-        known: dict[tuple[str, str], _Known] = {}
+        known: dict[tuple[str, str], KnownList] = {}
         stored: list[tuple[Any, Any, Any, list[Any]]] = []
         for channel, version in new_versions.items():
             blob: dict[str, Any] = {"v": version}
@@ -182,7 +152,7 @@ class Thread:
                     items.append(kept := self._objects.refer(item, tree))
                     stored.append((item, tree, kept, ["blobs", channel, "items", index]))
                 blob["items"] = items
-                known[(ns, channel)] = _Known(version, value, previous if start else None)
+                known[(ns, channel)] = KnownList(version, value, previous if start else None)
             else:
                 tree = self._raw(value)
                 blob["value"] = kept = self._objects.refer(value, tree)
@@ -380,7 +350,7 @@ class Thread:
                 items = self.serde.loads_typed(("msgpack", whole))
             else:
                 items = [self._decode(self._resolved(tree)) for tree in trees]
-        self._known[(ns, channel)] = _Known(version, items)
+        self._known[(ns, channel)] = KnownList(version, items)
         return items
 
     def _packed(self, tree: Any) -> bytes | None:
