@@ -11,13 +11,17 @@ What varies only with some backends is a capability protocol beside the contract
 ``DropsTornTails`` for a store whose crashed writer can leave a torn tail (JSONL). The shared
 checks every backend makes are here once: ``check_tail`` (the expected next seq) and
 ``session_not_found``.
+
+``read_raw`` is the trusted read (DESIGN.md, trusting what agentlog wrote): the committed
+events as freshly parsed plain JSON, unvalidated, with ``data`` decoded only for the types the
+reader asks for. The default filters ``read``; a backend that can skip work overrides it.
 """
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
@@ -27,7 +31,7 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
-from agentlog.values import JsonValue
+from agentlog.values import JsonValue, thaw
 
 if TYPE_CHECKING:
     from agentlog.stores.url import StoreURL
@@ -36,6 +40,7 @@ __all__ = [
     "Backend",
     "DropsTornTails",
     "Lease",
+    "RawLog",
     "RepairResult",
     "SessionInfo",
     "StoredLog",
@@ -81,6 +86,22 @@ class StoredLog:
         if self.location is not None and self.first_line is not None:
             return f'"{self.location}" line {self.first_line + index}'
         return f"seq {index}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawLog:
+    """A stored session as ``Backend.read_raw`` hands it out: plain, unvalidated, the caller's."""
+
+    header: Mapping[str, Any]
+    """The stored header as written (its ``version`` unchecked: older formats are not
+    migrated, so a reader of the current format checks it)."""
+    events: Sequence[dict[str, Any]]
+    """Every committed event, contiguous from seq 0, as fresh plain (mutable) wire dicts; an
+    event whose type was not asked for has no ``data`` key."""
+    torn: bool = False
+    """Whether a crash left a torn tail after the committed events (left on disk)."""
+    location: str | None = None
+    """The file path or database, for messages."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +192,35 @@ class Backend(ABC):
             CorruptLog: when bytes or rows before the last complete turn are damaged.
             FormatVersionError: when the header declares an unreadable version.
         """
+
+    def read_raw(self, session_id: str, data_of: Collection[str]) -> RawLog:
+        """The header and every committed event, unvalidated, ``data`` only of ``data_of`` types.
+
+        The trusted read of a reader that relies on what agentlog itself wrote (checked at
+        append time) and wants no more than it needs: events come back as fresh plain JSON
+        (the caller may keep or change them), not checked against the event rules, and an
+        event whose type is not in ``data_of`` carries no ``data``. Damage the read decodes is
+        still refused as by ``read`` (``CorruptLog``: a record that does not parse, a seq
+        gap); damage in a payload it skips is found by the next ``read``. Never writes.
+
+        This default filters ``read`` (every record parsed and settled, then copied); a
+        backend that can skip payloads overrides it.
+
+        Raises:
+            SessionNotFound, CorruptLog, FormatVersionError: as for ``read``.
+        """
+        stored = self.read(session_id)
+        wanted = frozenset(data_of)
+        events = [
+            thaw(event if event["type"] in wanted else _without_data(event))
+            for event in stored.events
+        ]
+        return RawLog(
+            header=thaw(stored.header),
+            events=events,
+            torn=stored.torn is not None,
+            location=stored.location,
+        )
 
     @abstractmethod
     def lease(self, session_id: str) -> Lease:
@@ -277,6 +327,10 @@ class DropsTornTails(Protocol):
 
     def drop_torn_tail(self, lease: Lease, session_id: str, torn: TornTail) -> None:
         """Durably cut the stored log back to the end of its committed prefix."""
+
+
+def _without_data(event: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in event.items() if key != "data"}
 
 
 def session_not_found(session_id: str, where: str | None = None) -> SessionNotFound:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeVar
 
 import zstandard
@@ -52,6 +52,7 @@ from agentlog.formats import FORMAT_VERSION
 from agentlog.stores.base import (
     Backend,
     Lease,
+    RawLog,
     RepairResult,
     SessionInfo,
     StoredLog,
@@ -219,12 +220,30 @@ class SqlBackend(Backend):
     def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
         """The header and the event rows from ``from_seq`` on, from one snapshot."""
         with self._errors(session_id):
-            return self._query(
+            header, events = self._query(
                 lambda db: self._read_rows(self._executor(db), session_id, from_seq),
                 snapshot=True,
             )
+        return StoredLog(header=header, events=events, location=self.location)
 
-    def _read_rows(self, execute: Execute, session_id: str, from_seq: int) -> StoredLog:
+    def read_raw(self, session_id: str, data_of: Collection[str]) -> RawLog:
+        """Every event row of one snapshot, decoding ``data`` only for the ``data_of`` types.
+
+        Each row is still checked as ``read`` checks it (seq in line, column types, JSON of
+        what is decoded, the row count against the stored tail); nothing is settled or frozen.
+        """
+        wanted = frozenset(data_of)
+        with self._errors(session_id):
+            header, events = self._query(
+                lambda db: self._read_rows(self._executor(db), session_id, 0, raw=wanted),
+                snapshot=True,
+            )
+        return RawLog(header=header, events=events, location=self.location)
+
+    def _read_rows(
+        self, execute: Execute, session_id: str, from_seq: int, *, raw: frozenset[str] | None = None
+    ) -> tuple[Any, list[Any]]:
+        """The header and the events from ``from_seq`` on (``raw``: plain, see ``read_raw``)."""
         row = execute(
             "SELECT header, next_seq FROM {sessions} WHERE id = ?", (session_id,)
         ).fetchone()
@@ -241,12 +260,19 @@ class SqlBackend(Backend):
             header = decode(-1, "header", row[0])
             # Decoded row by row from the cursor, so the rows are never all held at once;
             # a current-format record becomes its checked Event while it is fresh.
-            current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
-            settle = event_or_record if current else _as_is
-            events = [
-                settle(event_from_row(index, tuple(columns), self._unpack_data))
-                for index, columns in enumerate(rows, from_seq)
-            ]
+            if raw is not None:
+                unpack = self._unpack_data
+                events: list[Any] = [
+                    event_from_row(index, tuple(columns), unpack, raw)
+                    for index, columns in enumerate(rows)
+                ]
+            else:
+                current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
+                settle = event_or_record if current else _as_is
+                events = [
+                    settle(event_from_row(index, tuple(columns), self._unpack_data))
+                    for index, columns in enumerate(rows, from_seq)
+                ]
         except BadRow as bad:
             later = execute(
                 "SELECT count(*) FROM {events} WHERE session_id = ? AND seq > ?",
@@ -257,7 +283,7 @@ class SqlBackend(Backend):
         if count != max(row[1], from_seq):
             what = f"{count} event rows but a stored tail of {row[1]}"
             raise corrupt(session_id, self.location, BadRow(count, what), 0)
-        return StoredLog(header=header, events=events, location=self.location)
+        return header, events
 
     def delete(self, lease: Lease, session_id: str) -> None:
         """One transaction removes the session's events and its row; then the lease goes."""
