@@ -13,8 +13,8 @@ checks every backend makes are here once: ``check_tail`` (the expected next seq)
 ``session_not_found``.
 
 ``read_raw`` is the trusted read (DESIGN.md, trusting what agentlog wrote): the committed
-events as freshly parsed plain JSON, unvalidated, with ``data`` decoded only for the types the
-reader asks for. The default filters ``read``; a backend that can skip work overrides it.
+events of the types a reader asks for, as freshly parsed plain JSON, unvalidated. The default
+filters ``read``; a backend that can skip work overrides it.
 """
 
 from __future__ import annotations
@@ -96,8 +96,12 @@ class RawLog:
     """The stored header as written (its ``version`` unchecked: older formats are not
     migrated, so a reader of the current format checks it)."""
     events: Sequence[dict[str, Any]]
-    """Every committed event, contiguous from seq 0, as fresh plain (mutable) wire dicts; an
-    event whose type was not asked for has no ``data`` key."""
+    """The committed events of the types asked for, in seq order, as fresh plain (mutable)
+    wire dicts."""
+    last_seqs: Mapping[str, int]
+    """Every event type the committed log holds (asked for or not), with its last seq."""
+    count: int
+    """How many events the committed log holds (its seqs are ``0 .. count - 1``)."""
     torn: bool = False
     """Whether a crash left a torn tail after the committed events (left on disk)."""
     location: str | None = None
@@ -193,31 +197,30 @@ class Backend(ABC):
             FormatVersionError: when the header declares an unreadable version.
         """
 
-    def read_raw(self, session_id: str, data_of: Collection[str]) -> RawLog:
-        """The header and every committed event, unvalidated, ``data`` only of ``data_of`` types.
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """The header and the committed events of ``types``, unvalidated, as plain JSON.
 
         The trusted read of a reader that relies on what agentlog itself wrote (checked at
         append time) and wants no more than it needs: events come back as fresh plain JSON
-        (the caller may keep or change them), not checked against the event rules, and an
-        event whose type is not in ``data_of`` carries no ``data``. Damage the read decodes is
-        still refused as by ``read`` (``CorruptLog``: a record that does not parse, a seq
-        gap); damage in a payload it skips is found by the next ``read``. Never writes.
+        (the caller may keep or change them), not checked against the event rules, and only
+        those of ``types``, with ``last_seqs`` and ``count`` telling what else the log holds.
+        Damage the read sees is still refused as by ``read`` (``CorruptLog``: a record it
+        decodes that does not parse, seqs that are not ``0 .. count - 1``); damage in a record
+        it skips is found by the next ``read``. Never writes.
 
         This default filters ``read`` (every record parsed and settled, then copied); a
-        backend that can skip payloads overrides it.
+        backend that can skip records overrides it.
 
         Raises:
             SessionNotFound, CorruptLog, FormatVersionError: as for ``read``.
         """
         stored = self.read(session_id)
-        wanted = frozenset(data_of)
-        events = [
-            thaw(event if event["type"] in wanted else _without_data(event))
-            for event in stored.events
-        ]
+        wanted = frozenset(types)
         return RawLog(
             header=thaw(stored.header),
-            events=events,
+            events=[thaw(event) for event in stored.events if event["type"] in wanted],
+            last_seqs={event["type"]: event["seq"] for event in stored.events},
+            count=len(stored.events),
             torn=stored.torn is not None,
             location=stored.location,
         )
@@ -327,10 +330,6 @@ class DropsTornTails(Protocol):
 
     def drop_torn_tail(self, lease: Lease, session_id: str, torn: TornTail) -> None:
         """Durably cut the stored log back to the end of its committed prefix."""
-
-
-def _without_data(event: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in event.items() if key != "data"}
 
 
 def session_not_found(session_id: str, where: str | None = None) -> SessionNotFound:

@@ -39,9 +39,9 @@ class ReadOnlyBackend(Backend):
         """Read the session (from ``from_seq`` on) from the wrapped store."""
         return self._backend.read(session_id, from_seq)
 
-    def read_raw(self, session_id: str, data_of: Collection[str]) -> RawLog:
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
         """The trusted read of the wrapped store."""
-        return self._backend.read_raw(session_id, data_of)
+        return self._backend.read_raw(session_id, types)
 
     def revision(self, session_id: str) -> str | None:
         """The wrapped store's revision of the session."""

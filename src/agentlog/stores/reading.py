@@ -6,8 +6,8 @@
   closers, the end-seed marker);
 * ``read_from`` is spec/persistence.md §2.1 ``readFrom``: a detached physical suffix, with no
   caching, truncation or closers;
-* ``read_raw`` is the trusted read (``Backend.read_raw``): every stored event as plain,
-  unvalidated JSON, with only the payloads the reader asks for;
+* ``read_raw`` is the trusted read (``Backend.read_raw``): the stored events of the types a
+  reader asks for, as plain, unvalidated JSON;
 * ``revision`` changes whenever the stored log does (§2.1 ``listSnapshots``);
 * ``follow`` polls the revision (a cheap ``stat`` or one row) and reads only the new suffix;
   ``Backend.wait_for_append`` is the hook a backend with notifications (PostgreSQL ``LISTEN``)
@@ -133,15 +133,16 @@ class StoreReads:
                 restored = self._restore(session_id, stored, repair=False)
             return list(restored.session.events[from_seq : restored.stored_events])
 
-    def read_raw(self, session_id: str, data_of: Collection[str]) -> RawLog:
-        """The stored events of a session as plain, unvalidated JSON; nothing is written.
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """The stored events of ``types`` as plain, unvalidated JSON; nothing is written.
 
         The trusted read (``Backend.read_raw``) for a reader that relies on what agentlog
         itself wrote and needs no ``Session``: no event is checked, no surface is folded, no
         repair is made (``RawLog.torn`` and an open last turn are the reader's to notice), the
-        header's version is not migrated, and only events of the ``data_of`` types carry their
-        ``data``. What is returned is the caller's to keep or change. A session open for
-        writing is read as stored (write-behind events not yet flushed are not in it).
+        header's version is not migrated, and only events of ``types`` are returned
+        (``RawLog.last_seqs`` names every type the log holds, with its last seq). What is
+        returned is the caller's to keep or change. A session open for writing is read as
+        stored (write-behind events not yet flushed are not in it).
 
         Raises:
             SessionNotFound, CorruptLog: as for ``Store.open``.
@@ -151,7 +152,8 @@ class StoreReads:
             self._check_open()
             if not self._backend.exists(session_id):
                 raise session_not_found(session_id)
-            return self._backend.read_raw(session_id, data_of)
+            with collector_paused():
+                return self._backend.read_raw(session_id, types)
 
     def revision(self, session_id: str) -> str | None:
         """A token that changes whenever the stored session does (``None``: cannot tell)."""

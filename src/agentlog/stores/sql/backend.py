@@ -226,24 +226,8 @@ class SqlBackend(Backend):
             )
         return StoredLog(header=header, events=events, location=self.location)
 
-    def read_raw(self, session_id: str, data_of: Collection[str]) -> RawLog:
-        """Every event row of one snapshot, decoding ``data`` only for the ``data_of`` types.
-
-        Each row is still checked as ``read`` checks it (seq in line, column types, JSON of
-        what is decoded, the row count against the stored tail); nothing is settled or frozen.
-        """
-        wanted = frozenset(data_of)
-        with self._errors(session_id):
-            header, events = self._query(
-                lambda db: self._read_rows(self._executor(db), session_id, 0, raw=wanted),
-                snapshot=True,
-            )
-        return RawLog(header=header, events=events, location=self.location)
-
-    def _read_rows(
-        self, execute: Execute, session_id: str, from_seq: int, *, raw: frozenset[str] | None = None
-    ) -> tuple[Any, list[Any]]:
-        """The header and the events from ``from_seq`` on (``raw``: plain, see ``read_raw``)."""
+    def _read_rows(self, execute: Execute, session_id: str, from_seq: int) -> tuple[Any, list[Any]]:
+        """The header and the events from ``from_seq`` on."""
         row = execute(
             "SELECT header, next_seq FROM {sessions} WHERE id = ?", (session_id,)
         ).fetchone()
@@ -260,19 +244,12 @@ class SqlBackend(Backend):
             header = decode(-1, "header", row[0])
             # Decoded row by row from the cursor, so the rows are never all held at once;
             # a current-format record becomes its checked Event while it is fresh.
-            if raw is not None:
-                unpack = self._unpack_data
-                events: list[Any] = [
-                    event_from_row(index, tuple(columns), unpack, raw)
-                    for index, columns in enumerate(rows)
-                ]
-            else:
-                current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
-                settle = event_or_record if current else _as_is
-                events = [
-                    settle(event_from_row(index, tuple(columns), self._unpack_data))
-                    for index, columns in enumerate(rows, from_seq)
-                ]
+            current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
+            settle = event_or_record if current else _as_is
+            events = [
+                settle(event_from_row(index, tuple(columns), self._unpack_data))
+                for index, columns in enumerate(rows, from_seq)
+            ]
         except BadRow as bad:
             later = execute(
                 "SELECT count(*) FROM {events} WHERE session_id = ? AND seq > ?",
@@ -284,6 +261,72 @@ class SqlBackend(Backend):
             what = f"{count} event rows but a stored tail of {row[1]}"
             raise corrupt(session_id, self.location, BadRow(count, what), 0)
         return header, events
+
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """The event rows of ``types`` from one snapshot, and what the others are.
+
+        Only rows of ``types`` are fetched and decoded (each checked as ``read`` checks it:
+        column types, JSON); one aggregate over the session's rows gives ``last_seqs`` and
+        ``count`` and checks that the seqs are ``0 .. count - 1`` against the stored tail.
+        Nothing is settled or frozen.
+        """
+        wanted = sorted(frozenset(types))
+        with self._errors(session_id):
+            header, events, last_seqs, count = self._query(
+                lambda db: self._read_raw_rows(self._executor(db), session_id, wanted),
+                snapshot=True,
+            )
+        return RawLog(
+            header=header,
+            events=events,
+            last_seqs=last_seqs,
+            count=count,
+            location=self.location,
+        )
+
+    def _read_raw_rows(
+        self, execute: Execute, session_id: str, wanted: list[str]
+    ) -> tuple[Any, list[dict[str, Any]], dict[str, int], int]:
+        row = execute(
+            "SELECT header, next_seq FROM {sessions} WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise session_not_found(session_id)
+        stats = execute(
+            "SELECT type, count(*), min(seq), max(seq) FROM {events} WHERE session_id = ? "
+            "GROUP BY type",
+            (session_id,),
+        ).fetchall()
+        count = sum(int(stat[1]) for stat in stats)
+        lowest = min((stat[2] for stat in stats), default=0)
+        highest = max((stat[3] for stat in stats), default=-1)
+        try:
+            header = decode(-1, "header", row[0])
+            if any(type(stat[0]) is not str for stat in stats):
+                raise BadRow(0, "an event row's type has the wrong column type")
+            if count != row[1] or (count and (lowest, highest) != (0, count - 1)):
+                # Seqs are unique per session: count, min and max pin them to 0 .. count - 1.
+                what = f"{count} event rows (seqs {lowest}..{highest}), a stored tail of {row[1]}"
+                raise BadRow(min(count, row[1]), what)
+            marks = ", ".join("?" * len(wanted))
+            rows = (
+                execute(
+                    f"SELECT {EVENT_COLUMNS} FROM {{events}} WHERE session_id = ? "
+                    f"AND type IN ({marks}) ORDER BY seq",
+                    (session_id, *wanted),
+                )
+                if wanted
+                else ()
+            )
+            unpack = self._unpack_data
+            events = [
+                event_from_row(columns[0], tuple(columns), unpack, shared=False) for columns in rows
+            ]
+        except BadRow as bad:
+            raise corrupt(session_id, self.location, bad, max(count - bad.seq - 1, 0)) from (
+                bad.__cause__
+            )
+        return header, events, {stat[0]: stat[3] for stat in stats}, count
 
     def delete(self, lease: Lease, session_id: str) -> None:
         """One transaction removes the session's events and its row; then the lease goes."""

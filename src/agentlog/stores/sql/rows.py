@@ -9,7 +9,7 @@ bytes (compressed bytes); a row that cannot be an event is a ``BadRow``, reporte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from sys import intern
 from typing import Any, Final
 
@@ -28,6 +28,8 @@ __all__ = [
 
 EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
 """The columns ``event_from_row`` reads, in its order."""
+_APPEND: Final = '"append"'
+"""The ``surface_op`` column of an append."""
 
 
 class BadRow(Exception):
@@ -66,13 +68,14 @@ def event_from_row(
     index: int,
     columns: tuple[Any, ...],
     unpack: Callable[[int, bytes], bytes],
-    data_of: Collection[str] | None = None,
+    *,
+    shared: bool = True,
 ) -> dict[str, Any]:
     """The wire event of the row at position ``index`` (``EVENT_COLUMNS``).
 
-    ``unpack`` turns a bytes ``data`` column back into JSON bytes (raising ``BadRow``). With
-    ``data_of`` (a raw read, ``Backend.read_raw``), only an event of those types gets its
-    ``data`` decoded (the others have no ``data`` key), and no strings are shared.
+    ``unpack`` turns a bytes ``data`` column back into JSON bytes (raising ``BadRow``).
+    ``shared``: recurring short strings become one object (a log kept in memory; a raw read
+    hands its events to the caller as they are).
 
     Raises:
         BadRow: for a seq out of line, a wrong column type, or a value that is not JSON.
@@ -82,23 +85,23 @@ def event_from_row(
         raise BadRow(index, f"seq gap (expected {index}, got {seq})")
     if type(event_type) is not str or type(time) is not int:
         raise BadRow(index, "type or time has the wrong column type")
+    if isinstance(data, bytes):
+        data = unpack(index, data)
     event: dict[str, Any] = {
         "type": intern(event_type),  # one shared string per type, as the JSONL reader
         "seq": seq,
         "time": time,
+        "data": decode(index, "data", data),
     }
-    raw = data_of is not None
-    if not raw or event_type in data_of:  # type: ignore[operator]  # raw: a collection
-        if isinstance(data, bytes):
-            data = unpack(index, data)
-        event["data"] = decode(index, "data", data)
     if sources is not None:
         event["sourceEventSeqs"] = decode(index, "source_event_seqs", sources)
     if surface_op is not None:
-        event["surfaceOp"] = decode(index, "surface_op", surface_op)
+        # Most nodes are appends: their marker needs no JSON parser.
+        op = "append" if surface_op == _APPEND else decode(index, "surface_op", surface_op)
+        event["surfaceOp"] = op
     if ignorable is not None:
         event["ignorable"] = True
-    if raw:
+    if not shared:
         return event
     share_strings(event)  # before the next row is decoded, which reuses the freed memory
     return event
