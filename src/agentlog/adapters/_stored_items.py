@@ -14,8 +14,8 @@ It reads only the message events (and the last seq of every type), and gives up 
 whenever what is stored is more than such a log: a header of another format version, a torn
 tail or a turn left open (a crash whose repair closers only the resume adds), a message
 projection, an undeclared event type (even an ignorable one), a marker that is not one an
-append would have accepted. Damage in a payload it decodes is refused as by any read
-(``CorruptLog``).
+append would have accepted, a message or kept items not of the shapes agentlog writes.
+Damage in a payload it decodes is refused as by any read (``CorruptLog``).
 """
 
 from __future__ import annotations
@@ -63,8 +63,11 @@ def stored_items(store: Store, session_id: str) -> list[Any] | None:
     call_types: dict[Any, str] = {}
     items: list[Any] = []
     with collector_paused():  # acyclic plain JSON: nothing for the collector to find
-        for event in nodes:
-            items.extend(node_items(event, derive_event_message, call_types, owned=True))
+        try:
+            for event in nodes:
+                items.extend(node_items(event, derive_event_message, call_types, owned=True))
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return None  # not the shapes agentlog writes: the full open judges the log
     return items
 
 
