@@ -45,6 +45,11 @@ def stored_items(store: Store, session_id: str) -> list[Any] | None:
     Raises:
         CorruptLog: when a payload it reads is damaged.
     """
+    with collector_paused():  # acyclic plain JSON: nothing for the collector to find
+        return _items(store, session_id)
+
+
+def _items(store: Store, session_id: str) -> list[Any] | None:
     try:
         raw = store.read_raw(session_id, SURFACE_EVENT_TYPES)
     except SessionNotFound:
@@ -62,12 +67,11 @@ def stored_items(store: Store, session_id: str) -> list[Any] | None:
         return None
     call_types: dict[Any, str] = {}
     items: list[Any] = []
-    with collector_paused():  # acyclic plain JSON: nothing for the collector to find
-        try:
-            for event in nodes:
-                items.extend(node_items(event, derive_event_message, call_types, owned=True))
-        except (AttributeError, IndexError, KeyError, TypeError):
-            return None  # not the shapes agentlog writes: the full open judges the log
+    try:
+        for event in nodes:
+            items.extend(node_items(event, derive_event_message, call_types, owned=True))
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None  # not the shapes agentlog writes: the full open judges the log
     return items
 
 
