@@ -148,7 +148,8 @@ class AgentlogSession:
         Raises:
             EventRejected: for an item outside lossless JSON (nothing is written).
         """
-        if self._closed:
+        opened = self._opened
+        if self._closed or (opened is not None and opened.session.closed):
             raise RuntimeError(f"AgentlogSession {self.session_id!r} is closed")
         if not items:
             return
