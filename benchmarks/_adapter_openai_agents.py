@@ -7,8 +7,9 @@ event loop, in the same run:
 * ``add_items`` of one turn (user message, a function call, its output, the reply; ~9 KB),
   durable when it returns in both: p50 over interleaved turns, with a bootstrap interval;
 * ``get_items()`` of a history of 10^4 turns (4·10^4 items) by the session object that holds
-  it (warm), and by a freshly constructed one (cold: for agentlog, the store's open — read,
-  validate, restore — is in the constructor; ``SQLiteSession`` reads lazily).
+  it (warm), and by a freshly constructed one (cold: both open lazily; agentlog's first read
+  goes through the store's trusted read of the message events, ``SQLiteSession`` selects its
+  rows).
 """
 
 from __future__ import annotations
@@ -193,9 +194,12 @@ def bench_get_items(directory: Path, loop: asyncio.AbstractEventLoop) -> list[Be
                     + (
                         ""
                         if kind == "warm"
-                        else "Cold includes AgentlogSession's constructor: the store opens the "
-                        "session for writing (reads and validates every event, restores the "
-                        "surface, takes the writer lock); SQLiteSession connects lazily."
+                        else "Cold includes the constructor; both open lazily. A fresh "
+                        "AgentlogSession reads the message events through the store's trusted "
+                        "read (Store.read_raw: plain JSON of those rows, zstd-compressed ones "
+                        "decompressed, no revalidation), folds the surface from their markers "
+                        "and builds the items; the session is opened (validated, locked) at its "
+                        "first write. SQLiteSession connects lazily."
                     )
                 ),
             }

@@ -627,6 +627,60 @@ class StoreContract(ABC):
             assert wire(reopened.events)[: len(view.events)] == wire(view.events)
             check_invariants(reopened.events)
 
+    # --- the trusted read (read_raw) ------------------------------------------------------
+
+    RAW_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+
+    def test_read_raw_gives_the_asked_events_plain_and_names_the_others(
+        self, stores: Callable[..., Store], store: Store
+    ) -> None:
+        with store.create("s1", cwd=CWD) as session:
+            one_turn(session)
+            session.append("vendor/note", {"x": 1}, ignorable=True)
+            one_turn(session, 2)
+        expected = [event for event in wire(session.events) if event["type"] in self.RAW_TYPES]
+        raw = stores().read_raw("s1", self.RAW_TYPES)
+        assert raw.events == expected
+        assert raw.last_seqs == {event.type: event.seq for event in session.events}
+        assert raw.count == session.seq
+        assert (raw.header["id"], raw.header["version"], raw.header["cwd"]) == ("s1", 4, CWD)
+        assert raw.torn is False
+        # Fresh plain JSON, the caller's own: changing it changes no later read.
+        message = raw.events[0]["data"]
+        assert type(message) is dict
+        assert type(message["content"]) is list
+        message["content"].append({"type": "text", "text": "mine"})
+        assert stores().read_raw("s1", self.RAW_TYPES).events == expected
+        nothing = stores().read_raw("s1", ())
+        assert (nothing.events, nothing.count) == ([], session.seq)
+        with pytest.raises(SessionNotFound):
+            stores().read_raw("missing", self.RAW_TYPES)
+
+    def test_read_raw_refuses_damage_in_a_payload_it_reads(
+        self, tmp_path: Path, stores: Callable[..., Store], store: Store
+    ) -> None:
+        with store.create("s1") as session:
+            one_turn(session, 1)
+            one_turn(session, 2)
+        if not self.damage(tmp_path, "s1", 3):  # the first assistant/message
+            pytest.skip("this store cannot hold damaged records")
+        with pytest.raises(CorruptLog) as refused:
+            stores().read_raw("s1", self.RAW_TYPES)
+        assert (refused.value.session_id, refused.value.seq) == ("s1", 3)
+
+    def test_read_raw_reports_a_torn_tail_and_leaves_it(
+        self, tmp_path: Path, stores: Callable[..., Store], store: Store
+    ) -> None:
+        crashed = self.crashed_in_turn_two(store)
+        if not self.tear_tail(tmp_path, "crashed"):
+            pytest.skip("this store cannot be left with a torn tail")
+        torn = self.stored_state(tmp_path)
+        raw = stores().read_raw("crashed", self.RAW_TYPES)
+        assert raw.torn is True
+        assert raw.count == crashed.seq
+        assert raw.events == [e for e in wire(crashed.events) if e["type"] in self.RAW_TYPES]
+        assert self.stored_state(tmp_path) == torn
+
     # --- the version and vocabulary gates --------------------------------------------------
 
     def test_an_undeclared_event_type_refuses_the_log(

@@ -22,7 +22,7 @@ compaction checkpoint, a repair closer's result) its derived message as canonica
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from agentlog.adapters._responses import (
@@ -39,11 +39,10 @@ from agentlog.adapters._responses import (
 )
 from agentlog.adapters._writer import Batch, LogState
 from agentlog.errors import EventRejected, NotLosslessJson
-from agentlog.events import Event
 from agentlog.session import Session
 from agentlog.values import snapshot, thaw
 
-__all__ = ["ELIDED_KEY", "ITEMS_KEY", "MIN_ELIDED", "ItemLog", "freeze_items"]
+__all__ = ["ELIDED_KEY", "ITEMS_KEY", "MIN_ELIDED", "ItemLog", "freeze_items", "node_items"]
 
 ITEMS_KEY: Final = "responseItems"
 """Where an event keeps the items it stands for, exactly as the SDK gave them."""
@@ -114,33 +113,12 @@ class ItemLog:
             self._done, self._items, self._spans = 0, [], []
         nodes = surface.nodes
         for seq in nodes[self._done :]:
-            items = self._node_items(self.session.event_at(seq))
+            event = self.session.event_at(seq)
+            items = node_items(event, self.session.derive_event_message, self._call_types)
             if items:
                 self._spans.append((seq, len(items)))
                 self._items.extend(items)
         self._done = len(nodes)
-
-    def _node_items(self, event: Event) -> Sequence[Any]:
-        data = event.data
-        items = data.get(ITEMS_KEY)
-        if items is not None:
-            elided = data.get(ELIDED_KEY)
-            if elided:
-                message = self.session.derive_event_message(event)
-                items = _restored(items, elided, message["content"] if message else ())
-            for item in items:
-                if isinstance(item, Mapping) and item.get("type") in CALL_OUTPUT_TYPES:
-                    self._call_types[item.get("call_id")] = item["type"]  # type: ignore[index]
-            return items  # type: ignore[no-any-return]
-        message = self.session.derive_event_message(event)
-        if message is None:
-            return ()
-        converted = message_items(message, strict=False)
-        for item in converted:
-            if item["type"] == "function_call_output":
-                call_type = self._call_types.get(item["call_id"], "function_call")
-                item["type"] = CALL_OUTPUT_TYPES[call_type]
-        return converted
 
     # --- writing ------------------------------------------------------------------------
 
@@ -221,6 +199,49 @@ class _ItemBatch(Batch):
         super().remove(start, end, reason, cited=cited)
 
 
+def node_items(
+    event: Mapping[str, Any],
+    message_of: Callable[[Mapping[str, Any]], Any],
+    call_types: dict[Any, str],
+    *,
+    owned: bool = False,
+) -> Sequence[Any]:
+    """The items one surface node stands for.
+
+    A node's ``responseItems`` with its elided strings put back from ``message_of(event)`` (its
+    derived message), or for a node agentlog wrote itself (a compaction checkpoint, a repair
+    closer's result) that message's canonical items, each output typed as its call was.
+
+    Args:
+        event: The node's event.
+        message_of: The message an event derives (with the session's projections).
+        call_types: Call id → call item type, of the items read so far; filled as it goes.
+        owned: The event's data is the caller's own (a raw read): elided strings are put back
+            in place instead of into copies.
+    """
+    data = event["data"]
+    items = data.get(ITEMS_KEY)
+    if items is not None:
+        elided = data.get(ELIDED_KEY)
+        if elided:
+            message = message_of(event)
+            content = message["content"] if message else ()
+            items = _restored(items, elided, content, owned=owned)
+        for item in items:
+            if isinstance(item, Mapping) and item.get("type") in CALL_OUTPUT_TYPES:
+                call_types[item.get("call_id")] = item["type"]
+        return items  # type: ignore[no-any-return]
+    message = message_of(event)
+    if message is None:
+        return ()
+    converted = message_items(message, strict=False)
+    for item in converted:
+        if item["type"] == "function_call_output":
+            call_type = call_types.get(item["call_id"], "function_call")
+            item["type"] = CALL_OUTPUT_TYPES[call_type]
+    return converted
+
+
 def _kept(items: Sequence[Any], blocks: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, Any]:
     """The event keys that keep ``items`` (whose message blocks are ``blocks``, item by item).
 
@@ -285,17 +306,25 @@ def _put(value: Any, path: Sequence[Any], new: Any) -> Any:
 
 
 def _restored(
-    items: Sequence[Any], elided: Sequence[Sequence[Any]], content: Sequence[Mapping[str, Any]]
-) -> list[Any]:
+    items: Sequence[Any],
+    elided: Sequence[Sequence[Any]],
+    content: Sequence[Mapping[str, Any]],
+    *,
+    owned: bool = False,
+) -> Sequence[Any]:
     """``items`` with their elided strings put back from the message's ``content``.
 
     A block rewritten since (a pruned tool output) gives its new text; one no longer there
-    gives the message's text blocks joined.
+    gives the message's text blocks joined. ``owned`` items (plain, the caller's) are changed
+    in place; others are copied along each path.
     """
-    restored = list(items)
+    restored = items if owned else list(items)
     for index, block, *path in elided:
         text = content[block].get("text") if block < len(content) else None
         if not isinstance(text, str):
             text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
-        restored[index] = _put(restored[index], path, text)
+        if owned and path:
+            _at(restored[index], path[:-1])[path[-1]] = text
+        else:
+            restored[index] = _put(restored[index], path, text)  # type: ignore[index]
     return restored

@@ -6,6 +6,10 @@
 under ``EncryptedSession`` and ``OpenAIResponsesCompactionSession``. Needs
 ``pip install 'agentlog[openai-agents]'``.
 
+The session is opened for writing at the first write, not in the constructor (as
+``SQLiteSession`` connects lazily): until then ``get_items`` reads the items straight from the
+store's trusted read (``_stored_items``), falling back to the full open when the log needs it.
+
 How items become events, and why the history stays valid, is in ``_item_log``: each
 ``add_items`` is one atomic, durable ``Session.batch()``; tool calls and their outputs are
 paired as ``tool/call`` + ``tool/result``; ``pop_item``, ``clear_session`` and compaction append
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -25,6 +30,7 @@ from agentlog.adapters._chat import from_chat_messages, to_chat_messages
 from agentlog.adapters._item_log import ItemLog, freeze_items
 from agentlog.adapters._responses import from_response_items, to_response_items
 from agentlog.adapters._store_ref import StoreRef, resolve_store
+from agentlog.adapters._stored_items import stored_items
 from agentlog.errors import CompactionError, SessionAlreadyExists, SessionNotFound
 from agentlog.plugins import Summarizer, Summary, SummaryRequest, compact
 from agentlog.providers.base import require_extra
@@ -46,8 +52,10 @@ _T = TypeVar("_T")
 class AgentlogSession:
     """An OpenAI Agents SDK session whose items live in an agentlog session.
 
-    Opens the stored session ``session_id`` (resuming it: a crash's open turn is closed by
-    repair closers first) or creates it. Safe to share between threads and event loops.
+    The agentlog session ``session_id`` is opened for writing (resumed: a crash's open turn is
+    closed by repair closers first; or created) at the first write or ``agentlog_session``;
+    until then ``get_items`` reads the stored items without opening it. Safe to share between
+    threads and event loops.
 
     Args:
         session_id: The agentlog session id (also the SDK's ``session_id``).
@@ -63,7 +71,9 @@ class AgentlogSession:
 
     Raises:
         ImportError: naming ``pip install 'agentlog[openai-agents]'`` when the SDK is missing.
-        SessionLocked: when another writer holds the session.
+
+    The first write (and ``agentlog_session``) raises ``SessionLocked`` when another writer
+    holds the session.
     """
 
     def __init__(
@@ -85,17 +95,40 @@ class AgentlogSession:
         self._summarizer = summarizer
         self._should_trigger = should_trigger_compaction
         self._store, self._owns_store = resolve_store(store)
-        try:
-            self._log = ItemLog(_open_or_create(self._store, session_id))
-        except BaseException:
-            if self._owns_store:
-                self._store.close()
-            raise
+        self._opening = threading.Lock()
+        self._opened: ItemLog | None = None
+        self._closed = False
 
     @property
     def agentlog_session(self) -> Session:
-        """The agentlog session behind this one (read it; write through this object only)."""
+        """The agentlog session behind this one, opened for writing if it is not yet.
+
+        Read it; write through this object only.
+        """
         return self._log.session
+
+    @property
+    def _log(self) -> ItemLog:
+        """The item log of the session, opening (or creating) it the first time."""
+        log = self._opened
+        if log is None:
+            with self._opening:
+                log = self._opened
+                if log is None:
+                    if self._closed:
+                        raise RuntimeError(f"AgentlogSession {self.session_id!r} is closed")
+                    log = self._opened = ItemLog(_open_or_create(self._store, self.session_id))
+        return log
+
+    def _items(self, limit: int | None) -> list[Any]:
+        """The latest ``limit`` items: from the open session, else the store's trusted read."""
+        if self._opened is None and not self._closed:
+            items = stored_items(self._store, self.session_id)
+            if items is not None:
+                if limit == 0:
+                    return []
+                return items[-limit:] if limit is not None and limit > 0 else items
+        return self._log.items(limit)
 
     # --- the SDK's Session protocol ------------------------------------------------------
 
@@ -107,7 +140,7 @@ class AgentlogSession:
         """
         if limit is None:
             limit = getattr(self.session_settings, "limit", None)
-        return self._log.items(limit)
+        return self._items(limit)
 
     async def add_items(self, items: list[Any]) -> None:
         """Append ``items`` as one batch, durable when this returns.
@@ -115,7 +148,8 @@ class AgentlogSession:
         Raises:
             EventRejected: for an item outside lossless JSON (nothing is written).
         """
-        if self._log.session.closed:
+        opened = self._opened
+        if self._closed or (opened is not None and opened.session.closed):
             raise RuntimeError(f"AgentlogSession {self.session_id!r} is closed")
         if not items:
             return
@@ -169,7 +203,7 @@ class AgentlogSession:
         compaction = require_extra(
             "agents.memory.openai_responses_compaction_session", "openai-agents"
         )
-        items = self._log.items(None)
+        items = self._items(None)
         context = {
             "response_id": args.get("response_id") if args else None,
             "compaction_mode": "input",
@@ -205,8 +239,12 @@ class AgentlogSession:
 
     def close(self) -> None:
         """Flush and release the session (and the store, if this object opened it)."""
+        with self._opening:
+            self._closed = True
+            log = self._opened
         try:
-            self._log.session.close()
+            if log is not None:
+                log.session.close()
         finally:
             if self._owns_store:
                 self._store.close()

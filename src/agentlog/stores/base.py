@@ -11,13 +11,17 @@ What varies only with some backends is a capability protocol beside the contract
 ``DropsTornTails`` for a store whose crashed writer can leave a torn tail (JSONL). The shared
 checks every backend makes are here once: ``check_tail`` (the expected next seq) and
 ``session_not_found``.
+
+``read_raw`` is the trusted read (DESIGN.md, trusting what agentlog wrote): the committed
+events of the types a reader asks for, as freshly parsed plain JSON, unvalidated. The default
+filters ``read``; a backend that can skip work overrides it.
 """
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
@@ -27,7 +31,7 @@ from agentlog.errors import (
     SessionNotFound,
     StoreError,
 )
-from agentlog.values import JsonValue
+from agentlog.values import JsonValue, thaw
 
 if TYPE_CHECKING:
     from agentlog.stores.url import StoreURL
@@ -36,6 +40,7 @@ __all__ = [
     "Backend",
     "DropsTornTails",
     "Lease",
+    "RawLog",
     "RepairResult",
     "SessionInfo",
     "StoredLog",
@@ -81,6 +86,26 @@ class StoredLog:
         if self.location is not None and self.first_line is not None:
             return f'"{self.location}" line {self.first_line + index}'
         return f"seq {index}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RawLog:
+    """A stored session as ``Backend.read_raw`` hands it out: plain, unvalidated, the caller's."""
+
+    header: Mapping[str, Any]
+    """The stored header as written (its ``version`` unchecked: older formats are not
+    migrated, so a reader of the current format checks it)."""
+    events: Sequence[dict[str, Any]]
+    """The committed events of the types asked for, in seq order, as fresh plain (mutable)
+    wire dicts."""
+    last_seqs: Mapping[str, int]
+    """Every event type the committed log holds (asked for or not), with its last seq."""
+    count: int
+    """How many events the committed log holds (its seqs are ``0 .. count - 1``)."""
+    torn: bool = False
+    """Whether a crash left a torn tail after the committed events (left on disk)."""
+    location: str | None = None
+    """The file path or database, for messages."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +196,34 @@ class Backend(ABC):
             CorruptLog: when bytes or rows before the last complete turn are damaged.
             FormatVersionError: when the header declares an unreadable version.
         """
+
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """The header and the committed events of ``types``, unvalidated, as plain JSON.
+
+        The trusted read of a reader that relies on what agentlog itself wrote (checked at
+        append time) and wants no more than it needs: events come back as fresh plain JSON
+        (the caller may keep or change them), not checked against the event rules, and only
+        those of ``types``, with ``last_seqs`` and ``count`` telling what else the log holds.
+        Damage the read sees is still refused as by ``read`` (``CorruptLog``: a record it
+        decodes that does not parse, seqs that are not ``0 .. count - 1``); damage in a record
+        it skips is found by the next ``read``. Never writes.
+
+        This default filters ``read`` (every record parsed and settled, then copied); a
+        backend that can skip records overrides it.
+
+        Raises:
+            SessionNotFound, CorruptLog, FormatVersionError: as for ``read``.
+        """
+        stored = self.read(session_id)
+        wanted = frozenset(types)
+        return RawLog(
+            header=thaw(stored.header),
+            events=[thaw(event) for event in stored.events if event["type"] in wanted],
+            last_seqs={event["type"]: event["seq"] for event in stored.events},
+            count=len(stored.events),
+            torn=stored.torn is not None,
+            location=stored.location,
+        )
 
     @abstractmethod
     def lease(self, session_id: str) -> Lease:

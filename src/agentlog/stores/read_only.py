@@ -7,11 +7,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NoReturn
 
 from agentlog.errors import StoreError
-from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog
+from agentlog.stores.base import (
+    Backend,
+    Lease,
+    RawLog,
+    RepairResult,
+    SessionInfo,
+    StoredLog,
+)
 from agentlog.values import JsonValue
 
 __all__ = ["ReadOnlyBackend", "read_only_error"]
@@ -31,6 +38,10 @@ class ReadOnlyBackend(Backend):
     def read(self, session_id: str, from_seq: int = 0) -> StoredLog:
         """Read the session (from ``from_seq`` on) from the wrapped store."""
         return self._backend.read(session_id, from_seq)
+
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """The trusted read of the wrapped store."""
+        return self._backend.read_raw(session_id, types)
 
     def revision(self, session_id: str) -> str | None:
         """The wrapped store's revision of the session."""

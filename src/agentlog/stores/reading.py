@@ -6,6 +6,8 @@
   closers, the end-seed marker);
 * ``read_from`` is spec/persistence.md §2.1 ``readFrom``: a detached physical suffix, with no
   caching, truncation or closers;
+* ``read_raw`` is the trusted read (``Backend.read_raw``): the stored events of the types a
+  reader asks for, as plain, unvalidated JSON;
 * ``revision`` changes whenever the stored log does (§2.1 ``listSnapshots``);
 * ``follow`` polls the revision (a cheap ``stat`` or one row) and reads only the new suffix;
   ``Backend.wait_for_append`` is the hook a backend with notifications (PostgreSQL ``LISTEN``)
@@ -15,7 +17,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +25,7 @@ from agentlog.errors import CorruptLog, EventRejected, NotLosslessJson
 from agentlog.events import Event
 from agentlog.formats import FORMAT_VERSION
 from agentlog.session import Session, check_session_id
-from agentlog.stores.base import Backend, StoredLog, session_not_found
+from agentlog.stores.base import Backend, RawLog, StoredLog, session_not_found
 from agentlog.stores.restore import Restored, collector_paused
 from agentlog.stores.writer import Writer
 
@@ -130,6 +132,28 @@ class StoreReads:
             with collector_paused():
                 restored = self._restore(session_id, stored, repair=False)
             return list(restored.session.events[from_seq : restored.stored_events])
+
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """The stored events of ``types`` as plain, unvalidated JSON; nothing is written.
+
+        The trusted read (``Backend.read_raw``) for a reader that relies on what agentlog
+        itself wrote and needs no ``Session``: no event is checked, no surface is folded, no
+        repair is made (``RawLog.torn`` and an open last turn are the reader's to notice), the
+        header's version is not migrated, and only events of ``types`` are returned
+        (``RawLog.last_seqs`` names every type the log holds, with its last seq). What is
+        returned is the caller's to keep or change. A session open for writing is read as
+        stored (write-behind events not yet flushed are not in it).
+
+        Raises:
+            SessionNotFound, CorruptLog: as for ``Store.open``.
+        """
+        session_id = check_session_id(session_id)
+        with self._lock:
+            self._check_open()
+            if not self._backend.exists(session_id):
+                raise session_not_found(session_id)
+            with collector_paused():
+                return self._backend.read_raw(session_id, types)
 
     def revision(self, session_id: str) -> str | None:
         """A token that changes whenever the stored session does (``None``: cannot tell)."""

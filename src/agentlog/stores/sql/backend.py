@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeVar
 
 import zstandard
@@ -53,6 +53,7 @@ from agentlog.formats import FORMAT_VERSION
 from agentlog.stores.base import (
     Backend,
     Lease,
+    RawLog,
     RepairResult,
     SessionInfo,
     StoredLog,
@@ -257,6 +258,72 @@ class SqlBackend(Backend):
                 (session_id, bad.seq),
             ).fetchone()[0]
             raise corrupt(session_id, self.location, bad, later) from bad.__cause__
+
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """The event rows of ``types`` from one snapshot, and what the others are.
+
+        Only rows of ``types`` are fetched and decoded (each checked as ``read`` checks it:
+        column types, JSON); one aggregate over the session's rows gives ``last_seqs`` and
+        ``count`` and checks that the seqs are ``0 .. count - 1`` against the stored tail.
+        Nothing is settled or frozen.
+        """
+        wanted = sorted(frozenset(types))
+        with self._errors(session_id):
+            header, events, last_seqs, count = self._query(
+                lambda db: self._read_raw_rows(self._executor(db), session_id, wanted),
+                snapshot=True,
+            )
+        return RawLog(
+            header=header,
+            events=events,
+            last_seqs=last_seqs,
+            count=count,
+            location=self.location,
+        )
+
+    def _read_raw_rows(
+        self, execute: Execute, session_id: str, wanted: list[str]
+    ) -> tuple[Any, list[dict[str, Any]], dict[str, int], int]:
+        row = execute(
+            "SELECT header, next_seq FROM {sessions} WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise session_not_found(session_id)
+        stats = execute(
+            "SELECT type, count(*), min(seq), max(seq) FROM {events} WHERE session_id = ? "
+            "GROUP BY type",
+            (session_id,),
+        ).fetchall()
+        count = sum(int(stat[1]) for stat in stats)
+        lowest = min((stat[2] for stat in stats), default=0)
+        highest = max((stat[3] for stat in stats), default=-1)
+        try:
+            header = decode(-1, "header", row[0])
+            if any(type(stat[0]) is not str for stat in stats):
+                raise BadRow(0, "an event row's type has the wrong column type")
+            if count != row[1] or (count and (lowest, highest) != (0, count - 1)):
+                # Seqs are unique per session: count, min and max pin them to 0 .. count - 1.
+                what = f"{count} event rows (seqs {lowest}..{highest}), a stored tail of {row[1]}"
+                raise BadRow(min(count, row[1]), what)
+            marks = ", ".join("?" * len(wanted))
+            rows = (
+                execute(
+                    f"SELECT {EVENT_COLUMNS} FROM {{events}} WHERE session_id = ? "
+                    f"AND type IN ({marks}) ORDER BY seq",
+                    (session_id, *wanted),
+                )
+                if wanted
+                else ()
+            )
+            unpack = self._unpack_data
+            events = [
+                event_from_row(columns[0], tuple(columns), unpack, shared=False) for columns in rows
+            ]
+        except BadRow as bad:
+            raise corrupt(session_id, self.location, bad, max(count - bad.seq - 1, 0)) from (
+                bad.__cause__
+            )
+        return header, events, {stat[0]: stat[3] for stat in stats}, count
 
     def delete(self, lease: Lease, session_id: str) -> None:
         """One transaction removes the session's events and its row; then the lease goes."""

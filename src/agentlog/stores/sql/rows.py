@@ -28,6 +28,8 @@ __all__ = [
 
 EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
 """The columns ``event_from_row`` reads, in its order."""
+_APPEND: Final = '"append"'
+"""The ``surface_op`` column of an append."""
 
 
 class BadRow(Exception):
@@ -71,11 +73,17 @@ def event_row(
 
 
 def event_from_row(
-    index: int, columns: tuple[Any, ...], unpack: Callable[[int, bytes], bytes]
+    index: int,
+    columns: tuple[Any, ...],
+    unpack: Callable[[int, bytes], bytes],
+    *,
+    shared: bool = True,
 ) -> dict[str, Any]:
     """The wire event of the row at position ``index`` (``EVENT_COLUMNS``).
 
     ``unpack`` turns a bytes ``data`` column back into JSON bytes (raising ``BadRow``).
+    ``shared``: recurring short strings become one object (a log kept in memory; a raw read
+    hands its events to the caller as they are).
 
     Raises:
         BadRow: for a seq out of line, a wrong column type, or a value that is not JSON.
@@ -96,9 +104,13 @@ def event_from_row(
     if sources is not None:
         event["sourceEventSeqs"] = decode(index, "source_event_seqs", sources)
     if surface_op is not None:
-        event["surfaceOp"] = decode(index, "surface_op", surface_op)
+        # Most nodes are appends: their marker needs no JSON parser.
+        op = "append" if surface_op == _APPEND else decode(index, "surface_op", surface_op)
+        event["surfaceOp"] = op
     if ignorable is not None:
         event["ignorable"] = True
+    if not shared:
+        return event
     share_strings(event)  # before the next row is decoded, which reuses the freed memory
     return event
 

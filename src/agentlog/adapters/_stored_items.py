@@ -1,0 +1,108 @@
+"""The items of a stored session, read straight from its store (``AgentlogSession``'s cold read).
+
+Implements, for the ``openai_agents`` adapter, the trust DESIGN.md allows a reader of what
+agentlog itself wrote: a session's events were validated when they were appended, so the items
+a reader needs can come from the store's trusted read (``Store.read_raw``: plain JSON, only the
+payloads of the message types decoded) instead of a resumed ``Session`` (every event parsed,
+checked and frozen, the surface folded, the items copied out again). The surface is folded
+here from the ``surfaceOp`` markers alone (spec/core.md §5.4: an ``append`` adds its node, a
+``replace`` swaps its span for its own), and each node gives its items as ``ItemLog`` reads
+them (``node_items``).
+
+It reads only the message events (and the last seq of every type), and gives up — returns
+``None``, and the caller opens the session, which validates the whole log or refuses it —
+whenever what is stored is more than such a log: a header of another format version, a torn
+tail or a turn left open (a crash whose repair closers only the resume adds), a message
+projection, an undeclared event type (even an ignorable one), a marker that is not one an
+append would have accepted, a message or kept items not of the shapes agentlog writes.
+Damage in a payload it decodes is refused as by any read (``CorruptLog``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentlog.adapters._item_log import node_items
+from agentlog.errors import SessionNotFound
+from agentlog.events import PROJECTION_TYPES, SURFACE_EVENT_TYPES, is_declared
+from agentlog.formats import FORMAT_VERSION
+from agentlog.stores import Store
+from agentlog.stores.restore import collector_paused
+from agentlog.surface import derive_event_message
+from agentlog.values import is_seq
+
+__all__ = ["stored_items"]
+
+
+def stored_items(store: Store, session_id: str) -> list[Any] | None:
+    """Every item of the stored session ``session_id``, fresh and plain, oldest first.
+
+    The same list a session opened from the same log would give (``ItemLog.items(None)``);
+    ``[]`` for a session that is not stored; ``None`` when the log needs the full open (see the
+    module docstring).
+
+    Raises:
+        CorruptLog: when a payload it reads is damaged.
+    """
+    with collector_paused():  # acyclic plain JSON: nothing for the collector to find
+        return _items(store, session_id)
+
+
+def _items(store: Store, session_id: str) -> list[Any] | None:
+    try:
+        raw = store.read_raw(session_id, SURFACE_EVENT_TYPES)
+    except SessionNotFound:
+        return []
+    header = raw.header
+    if raw.torn or not isinstance(header, Mapping) or header.get("version") != FORMAT_VERSION:
+        return None
+    last = raw.last_seqs
+    if any(event_type in PROJECTION_TYPES or not is_declared(event_type) for event_type in last):
+        return None  # a projection rewrites messages; an undeclared type may be refused
+    if last.get("turn/start", -1) > last.get("turn/end", -1):
+        return None  # a turn left open: the resume adds its repair closers
+    nodes = _surface(raw.events)
+    if nodes is None:
+        return None
+    call_types: dict[Any, str] = {}
+    items: list[Any] = []
+    try:
+        for event in nodes:
+            items.extend(node_items(event, derive_event_message, call_types, owned=True))
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None  # not the shapes agentlog writes: the full open judges the log
+    return items
+
+
+def _surface(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The events of the surface nodes, or ``None`` for a marker a valid log cannot hold."""
+    seqs: list[int] = []
+    nodes: list[dict[str, Any]] = []
+    for event in events:
+        op = event.get("surfaceOp")
+        if op is not None:
+            if op == "append":
+                seqs.append(event["seq"])
+                nodes.append(event)
+            elif not _replace(seqs, nodes, op, event):
+                return None
+    return nodes
+
+
+def _replace(seqs: list[int], nodes: list[dict[str, Any]], op: Any, event: dict[str, Any]) -> bool:
+    """Apply a replace marker to the nodes; ``False`` for one a valid log cannot hold."""
+    if not isinstance(op, dict) or op.keys() != {"op", "startSeq", "endSeq"}:
+        return False
+    start, end = op["startSeq"], op["endSeq"]
+    if op["op"] != "replace" or not (is_seq(start) and is_seq(end)):
+        return False
+    try:
+        i, j = seqs.index(start), seqs.index(end)
+    except ValueError:
+        return False
+    if i > j:
+        return False
+    seqs[i : j + 1] = [event["seq"]]
+    nodes[i : j + 1] = [event]
+    return True
