@@ -43,8 +43,8 @@ from agentlog.errors import (
 from agentlog.stores._pg_lease import RENEW, LeaseRow
 from agentlog.stores._pg_steps import Run, Statement, Steps
 from agentlog.stores.base import session_not_found
-from agentlog.stores.sql.backend import COMPRESS_FROM, decompress_frame
-from agentlog.stores.sql.rows import event_row
+from agentlog.stores.sql.backend import COMPRESS_FROM
+from agentlog.stores.sql.rows import decompress_frame, event_row
 from agentlog.values import JsonValue, dumps
 
 __all__ = [

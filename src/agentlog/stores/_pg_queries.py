@@ -12,8 +12,7 @@ from typing import Any, Final
 
 from agentlog.stores._pg_steps import Run, Statement, Steps
 from agentlog.stores.base import SessionInfo, StoredLog, session_not_found
-from agentlog.stores.sql.backend import stored_log
-from agentlog.stores.sql.rows import EVENT_COLUMNS, BadRow, corrupt
+from agentlog.stores.sql.rows import EVENT_COLUMNS, BadRow, corrupt, stored_log
 
 __all__ = [
     "delete_session",

@@ -43,13 +43,11 @@ from __future__ import annotations
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeVar
 
 import zstandard
 
-from agentlog.events import event_or_record
-from agentlog.formats import FORMAT_VERSION
 from agentlog.stores.base import (
     Backend,
     Lease,
@@ -64,15 +62,18 @@ from agentlog.stores.sql.cut import Execute, cut_rows
 from agentlog.stores.sql.rows import (
     EVENT_COLUMNS,
     BadRow,
+    check_type_stats,
     corrupt,
     decode,
+    decompress_frame,
     event_from_row,
     event_row,
     header_text,
+    stored_log,
 )
 from agentlog.values import JsonValue
 
-__all__ = ["COMPRESS_FROM", "SqlBackend", "decompress_frame", "stored_log"]
+__all__ = ["COMPRESS_FROM", "SqlBackend"]
 
 COMPRESS_FROM: Final = 4096
 """With compression on, payloads of at least this many bytes are stored zstd-compressed when
@@ -295,16 +296,9 @@ class SqlBackend(Backend):
             (session_id,),
         ).fetchall()
         count = sum(int(stat[1]) for stat in stats)
-        lowest = min((stat[2] for stat in stats), default=0)
-        highest = max((stat[3] for stat in stats), default=-1)
         try:
             header = decode(-1, "header", row[0])
-            if any(type(stat[0]) is not str for stat in stats):
-                raise BadRow(0, "an event row's type has the wrong column type")
-            if count != row[1] or (count and (lowest, highest) != (0, count - 1)):
-                # Seqs are unique per session: count, min and max pin them to 0 .. count - 1.
-                what = f"{count} event rows (seqs {lowest}..{highest}), a stored tail of {row[1]}"
-                raise BadRow(min(count, row[1]), what)
+            check_type_stats(stats, row[1])
             marks = ", ".join("?" * len(wanted))
             rows = (
                 execute(
@@ -401,57 +395,3 @@ class SqlBackend(Backend):
                 ).fetchone()
             )
         return None if row is None else f"{self.location}:{row[0]}"
-
-
-def decompress_frame(index: int, data: bytes, decompressor: zstandard.ZstdDecompressor) -> bytes:
-    """The JSON bytes of the zstd frame in the ``data`` column of the row at ``index``.
-
-    Raises:
-        BadRow: when the frame is damaged or incomplete.
-    """
-    # A decompression object: one-shot decompression would allocate whatever size a damaged
-    # frame header claims.
-    stream = decompressor.decompressobj()
-    try:
-        plain: bytes = stream.decompress(data)
-    except zstandard.ZstdError as exc:
-        raise BadRow(index, f"compressed data: {exc}") from exc
-    if not stream.eof:
-        raise BadRow(index, "compressed data: the frame is incomplete")
-    return plain
-
-
-def stored_log(
-    session_id: str,
-    location: str,
-    session_row: Sequence[Any],
-    rows: Iterable[Sequence[Any]],
-    from_seq: int,
-    unpack: Callable[[int, bytes], bytes],
-) -> StoredLog:
-    """The log of a session row (``header, next_seq``) and its event rows from ``from_seq`` on.
-
-    Shared by every SQL store's read, sync or async (spec/persistence.md §4): the rows are
-    decoded one by one as they come, so they are never all held at once, and a current-format
-    record becomes its checked ``Event`` while it is fresh.
-
-    Raises:
-        BadRow: for a damaged row (the caller counts the rows after it: ``corrupt``).
-        CorruptLog: when the rows do not reach the stored tail.
-    """
-    header = decode(-1, "header", session_row[0])
-    current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
-    settle = event_or_record if current else _as_is
-    events = [
-        settle(event_from_row(index, tuple(columns), unpack))
-        for index, columns in enumerate(rows, from_seq)
-    ]
-    count = from_seq + len(events)
-    if count != max(session_row[1], from_seq):
-        what = f"{count} event rows but a stored tail of {session_row[1]}"
-        raise corrupt(session_id, location, BadRow(count, what), 0)
-    return StoredLog(header=header, events=events, location=location)
-
-
-def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
-    return record

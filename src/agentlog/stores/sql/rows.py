@@ -9,21 +9,29 @@ bytes (compressed bytes); a row that cannot be an event is a ``BadRow``, reporte
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from sys import intern
 from typing import Any, Final
 
+import zstandard
+
 from agentlog.errors import CorruptLog
+from agentlog.events import event_or_record
+from agentlog.formats import FORMAT_VERSION
+from agentlog.stores.base import StoredLog
 from agentlog.values import dumps, loads, share_strings
 
 __all__ = [
     "EVENT_COLUMNS",
     "BadRow",
+    "check_type_stats",
     "corrupt",
     "decode",
+    "decompress_frame",
     "event_from_row",
     "event_row",
     "header_text",
+    "stored_log",
 ]
 
 EVENT_COLUMNS: Final = "seq, type, time, data, source_event_seqs, surface_op, ignorable"
@@ -144,3 +152,76 @@ def corrupt(session_id: str, location: str, bad: BadRow, following: int) -> Corr
         seq=None if bad.seq < 0 else bad.seq,
         following=None if bad.seq < 0 else following,
     )
+
+
+def check_type_stats(stats: Sequence[Sequence[Any]], stored_tail: int) -> None:
+    """Check a session's ``type, count, min(seq), max(seq)`` rows against its stored tail.
+
+    Seqs are unique per session, so the count, the lowest and the highest pin them to
+    ``0 .. count - 1``, which must end at the stored tail.
+
+    Raises:
+        BadRow: for a type that is not text, or seqs that do not make the stored log.
+    """
+    count = sum(int(stat[1]) for stat in stats)
+    lowest = min((stat[2] for stat in stats), default=0)
+    highest = max((stat[3] for stat in stats), default=-1)
+    if any(type(stat[0]) is not str for stat in stats):
+        raise BadRow(0, "an event row's type has the wrong column type")
+    if count != stored_tail or (count and (lowest, highest) != (0, count - 1)):
+        what = f"{count} event rows (seqs {lowest}..{highest}), a stored tail of {stored_tail}"
+        raise BadRow(min(count, stored_tail), what)
+
+
+def decompress_frame(index: int, data: bytes, decompressor: zstandard.ZstdDecompressor) -> bytes:
+    """The JSON bytes of the zstd frame in the ``data`` column of the row at ``index``.
+
+    Raises:
+        BadRow: when the frame is damaged or incomplete.
+    """
+    # A decompression object: one-shot decompression would allocate whatever size a damaged
+    # frame header claims.
+    stream = decompressor.decompressobj()
+    try:
+        plain: bytes = stream.decompress(data)
+    except zstandard.ZstdError as exc:
+        raise BadRow(index, f"compressed data: {exc}") from exc
+    if not stream.eof:
+        raise BadRow(index, "compressed data: the frame is incomplete")
+    return plain
+
+
+def stored_log(
+    session_id: str,
+    location: str,
+    session_row: Sequence[Any],
+    rows: Iterable[Sequence[Any]],
+    from_seq: int,
+    unpack: Callable[[int, bytes], bytes],
+) -> StoredLog:
+    """The log of a session row (``header, next_seq``) and its event rows from ``from_seq`` on.
+
+    Shared by every SQL store's read, sync or async (spec/persistence.md §4): the rows are
+    decoded one by one as they come, so they are never all held at once, and a current-format
+    record becomes its checked ``Event`` while it is fresh.
+
+    Raises:
+        BadRow: for a damaged row (the caller counts the rows after it: ``corrupt``).
+        CorruptLog: when the rows do not reach the stored tail.
+    """
+    header = decode(-1, "header", session_row[0])
+    current = isinstance(header, dict) and header.get("version") == FORMAT_VERSION
+    settle = event_or_record if current else _as_is
+    events = [
+        settle(event_from_row(index, tuple(columns), unpack))
+        for index, columns in enumerate(rows, from_seq)
+    ]
+    count = from_seq + len(events)
+    if count != max(session_row[1], from_seq):
+        what = f"{count} event rows but a stored tail of {session_row[1]}"
+        raise corrupt(session_id, location, BadRow(count, what), 0)
+    return StoredLog(header=header, events=events, location=location)
+
+
+def _as_is(record: dict[str, Any]) -> Mapping[str, Any]:
+    return record
