@@ -8,6 +8,10 @@ in a schema of the run's own (dropped at the end):
    (c) write-behind with one ``flush()`` per turn — against raw psycopg ``executemany`` of the
    turn's 8 rows (the store's columns) in one transaction, and against 8 raw one-row
    transactions (the floor of (a)). Target: (b) p50 ≤ 1.3× the one-transaction baseline.
+   In the same rotation, ``agentlog.aio`` (the async-native store on psycopg's async
+   connections): (d) 8 awaited durable appends, (e) one ``async with session.batch()`` per turn
+   — against raw psycopg ``AsyncConnection`` ``executemany`` of the turn's rows in one
+   transaction, on the same event loop. Target: (e) p50 ≤ 1.3× that baseline.
 2. Write-behind throughput: 10^5 events of the realistic agent-loop mix appended with
    ``write_behind=True`` and one ``flush()``, against raw ``executemany`` of the same rows in one
    transaction. Target: ≥ 30,000 events/s.
@@ -24,6 +28,7 @@ file is written. Children: ``python -m benchmarks.postgres cold MODE URL SID`` a
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -36,7 +41,7 @@ from typing import Any, Final
 
 import orjson
 
-from agentlog import open_store
+from agentlog import aio, open_store
 from benchmarks._harness import (
     Benchmark,
     SkipSuite,
@@ -203,11 +208,77 @@ class RawTurns:
         self.connection.close()
 
 
+class AioStoreTurns:
+    """A session of an ``agentlog.aio`` PostgreSQL store; each call awaits one turn on ``loop``."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, url: str, mode: str, turns: list[Turn]):
+        self.loop = loop
+        self.store = loop.run_until_complete(aio.open_store(url))
+        self.session = loop.run_until_complete(self.store.create(f"loop-{mode}"))
+        self.batch = mode == "aio_batch"
+        self.turns = turns
+
+    def __call__(self, index: int) -> int:
+        return self.loop.run_until_complete(self._turn(index))
+
+    async def _turn(self, index: int) -> int:
+        session, turn = self.session, self.turns[index]
+        append = session.append
+        start = now_ns()
+        if self.batch:
+            async with session.batch():
+                for event_type, data, surface_op in turn:
+                    await append(event_type, data, surface_op=surface_op)
+        else:
+            for event_type, data, surface_op in turn:
+                await append(event_type, data, surface_op=surface_op)
+        return now_ns() - start
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.session.close())
+        self.loop.run_until_complete(self.store.close())
+
+
+class RawAioTurns:
+    """Raw psycopg on an ``AsyncConnection``: the turn's rows in one transaction (``executemany``),
+    awaited on ``loop``."""
+
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, schema: str, sid: str, wire: list[list[Any]]
+    ):
+        import psycopg
+
+        self.loop = loop
+        self.connection = loop.run_until_complete(
+            psycopg.AsyncConnection.connect(SERVER, autocommit=True)
+        )
+        loop.run_until_complete(self.connection.execute(f"SET search_path = {raw_schema(schema)}"))
+        self.sid = sid
+        self.wire = wire
+
+    def __call__(self, index: int) -> int:
+        return self.loop.run_until_complete(self._turn(index))
+
+    async def _turn(self, index: int) -> int:
+        connection, sid = self.connection, self.sid
+        start = now_ns()
+        rows = [raw_row(sid, event) for event in self.wire[index]]
+        async with connection.transaction():
+            await connection.cursor().executemany(_INSERT, rows)
+        return now_ns() - start
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.connection.close())
+
+
 LOOP_MODES: Final = {
     "durable": "(a) 8 appends, each durable before it returns (8 transactions)",
     "batch": "(b) one batch() per turn (one transaction)",
     "write_behind": "(c) write-behind, one flush() per turn (one transaction)",
+    "aio_durable": "(d) agentlog.aio, 8 awaited appends, each durable before it returns",
+    "aio_batch": "(e) agentlog.aio, one async with batch() per turn (one transaction)",
 }
+"""The store's modes; ``aio_*`` run on one event loop against the async raw baseline."""
 
 
 def bench_loop(schema: str) -> list[Benchmark]:
@@ -220,30 +291,43 @@ def bench_loop(schema: str) -> list[Benchmark]:
         "raw": RawTurns(schema, "raw-many", wire, each=False),
         "raw-each": RawTurns(schema, "raw-each", wire, each=True),
     }
+    loop = asyncio.new_event_loop()
+    subjects["raw-aio"] = RawAioTurns(loop, schema, "raw-aio", wire)
     for mode in LOOP_MODES:
-        subjects[mode] = StoreTurns(url, mode, turns)
+        if mode.startswith("aio_"):
+            subjects[mode] = AioStoreTurns(loop, url, mode, turns)
+        else:
+            subjects[mode] = StoreTurns(url, mode, turns)
     timings = round_robin(subjects, total, LOOP_WARMUP)
     for subject in subjects.values():
         subject.close()  # type: ignore[attr-defined]  # every subject has close()
-    raw, each = timings["raw"], timings["raw-each"]
+    loop.close()
+    each = timings["raw-each"]
     benchmarks: list[Benchmark] = []
     for mode, how in LOOP_MODES.items():
+        asynchronous = mode.startswith("aio_")
+        raw = timings["raw-aio" if asynchronous else "raw"]
         values = timings[mode]
         p50, p99, worst = median(values), percentile(values, 0.99), max(values)
         low, high = bootstrap_interval(p50_ratio, [values, raw])
-        target = BATCH_TARGET if mode == "batch" else None
+        target = BATCH_TARGET if mode in ("batch", "aio_batch") else None
         benchmarks.append(
             {
                 "id": f"loop_turn.{mode}",
                 "title": f"loop-shaped turn (8 events, ~9 KB), {how}, PostgreSQL",
                 "statistic": (
                     f"median (p50) of {LOOP_TURNS:,} turns, each timed alone, after "
-                    f"{LOOP_WARMUP} untimed; 3 subjects and 2 baselines interleaved turn by turn"
+                    f"{LOOP_WARMUP} untimed; 5 subjects and 3 baselines interleaved turn by turn"
                 ),
                 "value": round(p50 / 1e6, 4),
                 "unit": "ms/turn (p50)",
                 "baseline": {
-                    "name": "raw psycopg: executemany of the turn's 8 rows in one transaction",
+                    "name": (
+                        "raw psycopg AsyncConnection: executemany of the turn's 8 rows in one "
+                        "transaction, awaited"
+                        if asynchronous
+                        else "raw psycopg: executemany of the turn's 8 rows in one transaction"
+                    ),
                     "value": round(median(raw) / 1e6, 4),
                     "unit": "ms/turn",
                 },
@@ -275,7 +359,14 @@ def bench_loop(schema: str) -> list[Benchmark]:
                     "Each store transaction fences on the stored next seq, renews the writer's "
                     "lease, inserts the rows (payloads of 4 KiB or more zstd-compressed when "
                     "smaller) and NOTIFYs, in one pipeline, then COMMITs; the raw baselines "
-                    "insert the same columns with the JSON uncompressed. The verdict needs the "
+                    "insert the same columns with the JSON uncompressed."
+                    + (
+                        " agentlog.aio: every append awaited on one event loop (driven turn by "
+                        "turn with run_until_complete), as is the async raw baseline."
+                        if asynchronous
+                        else ""
+                    )
+                    + " The verdict needs the "
                     f"95% bootstrap interval of the p50 ratio on one side: [{low:.3g}×, "
                     f"{high:.3g}×]."
                 ),

@@ -86,31 +86,44 @@ def run(connection: psycopg.Connection[Any], operation: Run[_T]) -> _T:
 async def run_async(connection: psycopg.AsyncConnection[Any], operation: Run[_T]) -> _T:
     """Run ``operation`` on an async connection: ``run``, awaited on the event loop."""
     steps = operation.steps
+    if not (operation.pipeline or operation.transaction):
+        # The common durable append (one statement in autocommit): no exit stack, no pipeline
+        # and no transaction to enter, so none of their per-call machinery.
+        return await _drive_async(connection, steps, None)
     async with contextlib.AsyncExitStack() as stack:
         pipeline = (
             await stack.enter_async_context(connection.pipeline()) if operation.pipeline else None
         )
         if operation.transaction:
             await stack.enter_async_context(connection.transaction())
-        results: list[Any] | None = None
-        while True:
-            try:
-                flight = steps.send(results) if results is not None else next(steps)
-            except StopIteration as stop:
-                outcome: _T = stop.value
-                return outcome
-            cursors = [
-                await connection.cursor(binary=statement.binary).execute(
-                    statement.sql, statement.params
-                )
-                for statement in flight
-            ]
-            if pipeline is not None:
-                await pipeline.sync()
-            results = [
-                await _result_async(statement, cursor)
-                for statement, cursor in zip(flight, cursors, strict=True)
-            ]
+        return await _drive_async(connection, steps, pipeline)
+
+
+async def _drive_async(
+    connection: psycopg.AsyncConnection[Any],
+    steps: Steps[_T],
+    pipeline: psycopg.AsyncPipeline | None,
+) -> _T:
+    """Send ``steps`` its flights' results until it returns (``run_async``'s loop)."""
+    results: list[Any] | None = None
+    while True:
+        try:
+            flight = steps.send(results) if results is not None else next(steps)
+        except StopIteration as stop:
+            outcome: _T = stop.value
+            return outcome
+        cursors = [
+            await connection.cursor(binary=statement.binary).execute(
+                statement.sql, statement.params
+            )
+            for statement in flight
+        ]
+        if pipeline is not None:
+            await pipeline.sync()
+        results = [
+            await _result_async(statement, cursor)
+            for statement, cursor in zip(flight, cursors, strict=True)
+        ]
 
 
 def _result(statement: Statement, cursor: psycopg.Cursor[Any]) -> Any:

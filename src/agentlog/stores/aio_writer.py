@@ -153,20 +153,40 @@ class AsyncWriter:
         """
         with session._lock:
             pending = session._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
-        write = asyncio.ensure_future(self._write_one(pending[0]))
+        # The write runs in a task of its own, so cancelling the caller never interrupts it
+        # mid-statement (which would leave its outcome unknown). The caller waits on ``done``,
+        # which the write settles itself: one hop back, not the two of ``asyncio.shield``.
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        write = loop.create_task(self._write_reporting(pending[0], done))
         try:
-            await asyncio.shield(write)
+            await done
         except asyncio.CancelledError:
             # A cancelled task still learns the write's outcome first: a write that committed
             # is applied, so the session never falls behind its store (whose fence would then
             # refuse every later append).
             await asyncio.wait([write])
-            if not write.cancelled() and write.exception() is None:
+            if not write.cancelled() and write.result():
                 with session._lock:
                     session._commit(pending)
             raise
         with session._lock:
             return session._commit(pending)
+
+    async def _write_reporting(self, event: Event, done: asyncio.Future[None]) -> bool:
+        """``_write_one``, its outcome set on ``done`` unless its waiter is gone; it landed?"""
+        try:
+            await self._write_one(event)
+        except asyncio.CancelledError:
+            done.cancel()
+            raise
+        except BaseException as exc:
+            if not done.done():
+                done.set_exception(exc)
+            return False
+        if not done.done():
+            done.set_result(None)
+        return True
 
     async def _write_one(self, event: Event) -> None:
         """Durably write ``event`` (after the events of a group commit whose write failed)."""

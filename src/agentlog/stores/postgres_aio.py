@@ -16,8 +16,7 @@ same, so sync and async workers share one store.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Self, TypeVar
 
 try:
@@ -95,11 +94,6 @@ class AsyncPostgresBackend(AsyncBackend):
         for statement in configure_statements(self.schema, self._lease_seconds):
             await connection.execute(statement)
 
-    @contextlib.asynccontextmanager
-    async def _connection(self) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        async with self._pool.connection() as connection:
-            yield connection
-
     async def _run(self, operation: Run[_T], session_id: str | None = None) -> _T:
         """Run a shared operation on a pooled connection, its errors translated."""
         with pg_errors(self.location, session_id):
@@ -153,18 +147,18 @@ class AsyncPostgresBackend(AsyncBackend):
             for tries in range(1, ATTEMPTS + 1):
                 connection = None
                 try:
-                    async with self._connection() as connection:
+                    async with self._pool.connection() as connection:
                         await run_async(connection, plan.attempt())
                     return
                 except (Refused, psycopg.IntegrityError):
-                    async with self._connection() as connection:
+                    async with self._pool.connection() as connection:
                         raise await run_async(connection, plan.refusal()) from None
                 except psycopg.Error as exc:
                     if tries == ATTEMPTS or not connection_lost(exc, connection):
                         raise
                     # The outcome of this attempt is unknown (the connection went, perhaps at
                     # COMMIT): what is stored at those seqs says whether it landed.
-                    async with self._connection() as connection:
+                    async with self._pool.connection() as connection:
                         if await run_async(connection, plan.landed()):
                             return
 
