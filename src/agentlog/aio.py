@@ -31,23 +31,17 @@ session), and the twins ``prune_tool_results``, ``offload_images``, ``offload_fo
 from __future__ import annotations
 
 import asyncio
-import contextvars
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
-from typing import Any
+from collections.abc import Callable, Collection, Iterable
 
-from agentlog.events import Event
 from agentlog.plugins import compact, compact_if_needed, compact_region
 from agentlog.plugins.aio import expand, offload_for_failure, offload_images, prune_tool_results
-from agentlog.session import EventLog, Observer, Session, Surface, Validator
-from agentlog.stores import RepairResult, SessionInfo, SessionPage, Store
+from agentlog.stores import RawLog, RepairResult, SessionInfo, SessionPage, Store
 from agentlog.stores import open_store as _open_store
+from agentlog.stores.aio_session import AsyncSession
 from agentlog.stores.aio_store import AsyncStoreCore
-from agentlog.stores.aio_writer import AsyncWriter
 from agentlog.stores.registry import backend_entry
 from agentlog.stores.url import default_store_url, parse_store_url
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
-from agentlog.values import JsonValue
 
 __all__ = [
     "AsyncSession",
@@ -61,11 +55,6 @@ __all__ = [
     "open_store",
     "prune_tool_results",
 ]
-
-_BATCHING: contextvars.ContextVar[AsyncSession | None] = contextvars.ContextVar(
-    "agentlog_aio_batching", default=None
-)
-"""The session whose group commit the current task is inside, if any."""
 
 
 async def open_store(
@@ -209,6 +198,16 @@ class AsyncStore:
             return await asyncio.to_thread(_repair, self._native.url, session_id, cut_at)
         return await asyncio.to_thread(self._sync().repair, session_id, cut_at=cut_at)
 
+    async def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        """``Store.read_raw``: the stored events of ``types`` as plain, unvalidated JSON.
+
+        On an async-native store it reads through a sync store of the same URL, opened
+        read-only in a worker thread (a reader's occasional call, like ``repair``).
+        """
+        if self._native is not None:
+            return await asyncio.to_thread(_read_raw, self._native.url, session_id, types)
+        return await asyncio.to_thread(self._sync().read_raw, session_id, types)
+
     async def flush(self) -> None:
         """Make every appended event of every open session durable."""
         if self._native is not None:
@@ -237,162 +236,13 @@ class AsyncStore:
         return self._threaded
 
 
+def _read_raw(url: str, session_id: str, types: Collection[str]) -> RawLog:
+    """``Store.read_raw`` on a read-only sync store of ``url`` (a worker thread's job)."""
+    with _open_store(url, read_only=True) as store:
+        return store.read_raw(session_id, types)
+
+
 def _repair(url: str, session_id: str, cut_at: int) -> RepairResult:
     """``Store.repair`` on a sync store of ``url`` (a worker thread's job)."""
     with _open_store(url) as store:
         return store.repair(session_id, cut_at=cut_at)
-
-
-class AsyncSession:
-    """A ``Session`` for asyncio code: appends, flushes and closes are awaited."""
-
-    def __init__(self, session: Session, writer: AsyncWriter | None = None) -> None:
-        """Wrap ``session``; ``writer``: its sink when its store is async-native."""
-        self.sync = session
-        """The wrapped synchronous session."""
-        self._writer = writer
-        self._lock = asyncio.Lock()
-
-    @property
-    def id(self) -> str:
-        """The session id."""
-        return self.sync.id
-
-    @property
-    def header(self) -> JsonValue:
-        """The frozen session header."""
-        return self.sync.header
-
-    @property
-    def seq(self) -> int:
-        """The next seq, which is also the number of events."""
-        return self.sync.seq
-
-    @property
-    def events(self) -> EventLog:
-        """Every event, as an immutable sequence."""
-        return self.sync.events
-
-    @property
-    def surface(self) -> Surface:
-        """The live view of the surface."""
-        return self.sync.surface
-
-    def event_at(self, seq: int) -> Event:
-        """The event at ``seq``."""
-        return self.sync.event_at(seq)
-
-    def derive_messages(self) -> list[JsonValue]:
-        """The message history the model sees."""
-        return self.sync.derive_messages()
-
-    def request_header(self) -> JsonValue:
-        """The canonical request header in force, or ``None``."""
-        return self.sync.request_header()
-
-    def request_context(self) -> JsonValue:
-        """The data of the latest ``request/context`` event, or ``None``."""
-        return self.sync.request_context()
-
-    def add_validator(self, validator: Validator) -> Callable[[], None]:
-        """Run ``validator(session, candidate)`` before every commit."""
-        return self.sync.add_validator(validator)
-
-    def add_observer(self, observer: Observer) -> Callable[[], None]:
-        """Call ``observer(session, event)`` after every commit."""
-        return self.sync.add_observer(observer)
-
-    async def append(
-        self,
-        event_type: str,
-        data: JsonValue,
-        *,
-        surface_op: JsonValue = None,
-        source_event_seqs: JsonValue = None,
-        ignorable: bool = False,
-    ) -> Event:
-        """Validate and append one event; return it as stored (see ``Session.append``)."""
-        if _BATCHING.get() is self:  # inside this task's own batch: queued, no I/O
-            return self.sync.append(
-                event_type,
-                data,
-                surface_op=surface_op,
-                source_event_seqs=source_event_seqs,
-                ignorable=ignorable,
-            )
-        async with self._lock:
-            writer = self._writer
-            if not self.sync.attached or (writer is not None and writer.write_behind):
-                # Detached, or queued by the writer: no I/O here.
-                return self.sync.append(
-                    event_type,
-                    data,
-                    surface_op=surface_op,
-                    source_event_seqs=source_event_seqs,
-                    ignorable=ignorable,
-                )
-            if writer is not None:
-                return await writer.append(
-                    self.sync, event_type, data, surface_op, source_event_seqs, ignorable
-                )
-            return await asyncio.to_thread(
-                self.sync.append,
-                event_type,
-                data,
-                surface_op=surface_op,
-                source_event_seqs=source_event_seqs,
-                ignorable=ignorable,
-            )
-
-    async def flush(self) -> None:
-        """Return once every appended event is durable."""
-        if _BATCHING.get() is self:
-            await self._flush()
-            return
-        async with self._lock:
-            await self._flush()
-
-    @asynccontextmanager
-    async def batch(self) -> AsyncIterator[AsyncSession]:
-        """Group commit (see ``Session.batch``): one durable write when the block exits."""
-        if _BATCHING.get() is self:  # nested: join the outer block
-            yield self
-            return
-        async with self._lock:
-            self.sync._open_batch()
-            token = _BATCHING.set(self)
-            try:
-                yield self
-            finally:
-                _BATCHING.reset(token)
-                try:
-                    # The batch stays open until its write is durable (a worker thread owns it
-                    # for a threaded store), so no other thread's append slips in.
-                    await self._flush()
-                finally:
-                    self.sync._close_batch(write=False)
-
-    async def close(self) -> None:
-        """Flush, release the store's writer lock and refuse further appends; idempotent."""
-        async with self._lock:
-            if self._writer is not None:
-                await self._writer.aclose()
-                self.sync.close()
-                return
-            await asyncio.to_thread(self.sync.close)
-
-    async def _flush(self) -> None:
-        if self._writer is not None:
-            await self._writer.aflush()
-        else:
-            await asyncio.to_thread(self.sync.flush)
-
-    async def __aenter__(self) -> AsyncSession:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    def __getattr__(self, name: str) -> Any:
-        # Every other read-only attribute of Session (first_live_seq, own_events, ...).
-        return getattr(self.sync, name)

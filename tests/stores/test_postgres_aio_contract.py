@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Collection, Coroutine, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,7 +25,7 @@ import pytest
 
 from agentlog import Event, aio
 from agentlog import messages as m
-from agentlog.stores import RepairResult, SessionInfo, SessionPage
+from agentlog.stores import RawLog, RepairResult, SessionInfo, SessionPage
 from tests.stores import test_postgres
 from tests.stores.contract import clock
 
@@ -153,6 +153,9 @@ class BlockingStore:
 
     def repair(self, session_id: str, *, cut_at: int) -> RepairResult:
         return self.run(self.aio.repair(session_id, cut_at=cut_at))
+
+    def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
+        return self.run(self.aio.read_raw(session_id, types))
 
     def flush(self) -> None:
         self.run(self.aio.flush())

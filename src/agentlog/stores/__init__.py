@@ -11,7 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from agentlog.stores.base import Backend, Lease, RepairResult, SessionInfo, StoredLog, TornTail
+from agentlog.stores.base import (
+    Backend,
+    Lease,
+    RawLog,
+    RepairResult,
+    SessionInfo,
+    StoredLog,
+    TornTail,
+)
 from agentlog.stores.files import load_file
 from agentlog.stores.paging import SessionPage
 from agentlog.stores.read_only import ReadOnlyBackend
@@ -26,6 +34,7 @@ __all__ = [
     "Inspection",
     "Lease",
     "MigrationPlan",
+    "RawLog",
     "RepairResult",
     "SessionInfo",
     "SessionPage",
