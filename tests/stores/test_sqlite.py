@@ -2,9 +2,8 @@
 
 SQLite-specific scenarios are spec/persistence.md §4.11 and §8 rows 33, 52-54, in agentlog's own
 schema: the database belongs to agentlog (application id, schema version, exact tables) or is
-refused untouched; pragmas are verified; large payloads are stored compressed under
-``sqlite+zstd``; a stale writer is fenced by the stored-tail check; and no ``sqlite3`` exception
-ever leaks (STYLE.md §16).
+refused untouched; pragmas are verified; large payloads are stored compressed; a stale writer is
+fenced by the stored-tail check; and no ``sqlite3`` exception ever leaks (STYLE.md §16).
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 import zstandard
 
@@ -29,6 +27,7 @@ from agentlog.errors import (
 )
 from agentlog.stores import Backend, Store, open_backend, open_store
 from agentlog.stores.sqlite import _SCHEMA, APPLICATION_ID, SCHEMA_VERSION, SqliteBackend, _NoLease
+from agentlog.values import dumps
 from tests.stores.contract import (
     StoreContract,
     ask_tools,
@@ -36,6 +35,7 @@ from tests.stores.contract import (
     one_turn,
     run_tool,
     start_turn,
+    wire,
 )
 
 
@@ -85,15 +85,8 @@ class TestSqlite(StoreContract):
         return True
 
 
-class TestCompressedSqlite(TestSqlite):
-    """``sqlite+zstd``: the same file and contract, large payloads stored compressed."""
-
-    def store_url(self, tmp_path: Path) -> str:
-        return f"sqlite+zstd:///{db_path(tmp_path)}"
-
-
-def open_db(tmp_path: Path, scheme: str = "sqlite", **options: Any) -> Store:
-    return open_store(f"{scheme}:///{db_path(tmp_path)}", **{"clock": clock, **options})
+def open_db(tmp_path: Path, **options: Any) -> Store:
+    return open_store(f"sqlite:///{db_path(tmp_path)}", **{"clock": clock, **options})
 
 
 def raw(path: Path) -> sqlite3.Connection:
@@ -220,62 +213,37 @@ def test_a_file_that_is_not_a_database_is_refused(tmp_path: Path) -> None:
 # --- rows -----------------------------------------------------------------------------------
 
 
-def append_large_result(store: Store, session_id: str, text: str) -> int:
-    """One tool turn whose result is ``text``; the result's seq."""
-    with store.create(session_id) as session:
+def test_large_payloads_are_stored_compressed(tmp_path: Path) -> None:
+    large = "all work and no play " * 1000  # compressible, well over 4 KiB
+    with open_db(tmp_path) as store, store.create("s1") as session:
         start_turn(session, 1)
         ask_tools(session, 1, 1, "c")
         call_seq = run_tool(session, 1, 1, "c", answer=False)
         session.append(
             "tool/result",
-            m.tool_result("c", text, turn=1, step=1, id="big"),
+            m.tool_result("c", large, turn=1, step=1, id="big"),
             surface_op="append",
             source_event_seqs=[call_seq],
         )
         session.append("step/end", {"turn": 1, "step": 1})
         session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
-    return call_seq + 1
-
-
-def data_column_kinds(path: Path, session_id: str) -> dict[int, str]:
-    db = raw(path)
-    try:
-        rows = db.execute(
-            "SELECT seq, typeof(data) FROM agentlog_events WHERE session_id = ?", (session_id,)
-        )
-        return dict(rows.fetchall())
-    finally:
-        db.close()
-
-
-def test_sqlite_zstd_stores_large_payloads_compressed_and_both_schemes_read_both(
-    tmp_path: Path,
-) -> None:
-    large = "all work and no play " * 1000  # compressible, well over 4 KiB
-    with open_db(tmp_path, "sqlite+zstd") as store:
-        packed_seq = append_large_result(store, "packed", large)
-    with open_db(tmp_path) as store:
-        plain_seq = append_large_result(store, "plain", large)
-    packed = data_column_kinds(db_path(tmp_path), "packed")
-    assert packed[packed_seq] == "blob"
-    assert {kind for seq, kind in packed.items() if seq != packed_seq} == {"text"}  # < 4 KiB
-    assert set(data_column_kinds(db_path(tmp_path), "plain").values()) == {"text"}
     db = raw(db_path(tmp_path))
     try:
-        blob = db.execute(
-            "SELECT data FROM agentlog_events WHERE session_id = 'packed' AND seq = ?",
-            (packed_seq,),
-        ).fetchone()[0]
+        rows = dict(db.execute("SELECT seq, typeof(data) FROM agentlog_events").fetchall())
+        blob = db.execute("SELECT data FROM agentlog_events WHERE seq = ?", (call_seq + 1,))
+        compressed = blob.fetchone()[0]
     finally:
         db.close()
-    assert len(blob) < len(large) // 10
-    text = zstandard.ZstdDecompressor().decompressobj().decompress(blob)
-    assert orjson.loads(text)["message"]["content"][0]["text"] == large
-    for scheme in ("sqlite", "sqlite+zstd"):
-        with open_db(tmp_path, scheme) as store:
-            for session_id, seq in (("packed", packed_seq), ("plain", plain_seq)):
-                event = store.inspect(session_id).event_at(seq)
-                assert event["data"]["message"]["content"][0]["text"] == large
+    assert rows[call_seq + 1] == "blob"
+    assert {kind for seq, kind in rows.items() if seq != call_seq + 1} == {"text"}  # < 4 KiB
+    assert len(compressed) < len(large) // 10
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(compressed) == dumps(
+        session.event_at(call_seq + 1).data
+    )
+    with open_db(tmp_path) as store:
+        reopened = store.inspect("s1")
+    assert wire(reopened.events)[: session.seq] == wire(session.events)
+    assert reopened.event_at(call_seq + 1)["data"]["message"]["content"][0]["text"] == large
 
 
 @pytest.mark.parametrize(

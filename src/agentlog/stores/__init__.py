@@ -97,8 +97,8 @@ def open_store(
 
     Args:
         url: ``memory:``, ``jsonl:///dir``, ``jsonl+zstd:///dir``, ``sqlite:///file.db`` (three
-            slashes and a relative path; four for an absolute one; ``sqlite+zstd:///`` writes
-            large payloads compressed), ``postgresql://...``, or a plain path (a
+            slashes and a relative path; four for an absolute one), ``postgresql://...``, or a
+            plain path (a
             directory: JSONL; a ``.db`` file: SQLite). ``None``: the default embedded store,
             ``$AGENTLOG_STORE`` or ``sessions.db`` in ``$AGENTLOG_HOME``.
         read_only: Never create or write anything (as ``?mode=ro``): reads work, writes raise

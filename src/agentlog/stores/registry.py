@@ -131,9 +131,6 @@ register_backend(
 )
 register_backend("sqlite", "agentlog.stores.sqlite:SqliteBackend", kind="file", label="SQLite")
 register_backend(
-    "sqlite+zstd", "agentlog.stores.sqlite:SqliteBackend", kind="file", label="compressed SQLite"
-)
-register_backend(
     "postgresql",
     "agentlog.stores.postgres:PostgresBackend",
     kind="server",

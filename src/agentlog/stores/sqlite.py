@@ -3,9 +3,8 @@
 Implements spec/persistence.md §4 in agentlog's own schema: ``STRICT`` tables, an
 ``application_id`` and a ``user_version`` that are checked on every open and never migrated
 (bump-and-reject), WAL journaling with ``synchronous=FULL``, one row per event with the nullable
-``surface_op`` and ``source_event_seqs`` columns of the surface RFC, and payloads as JSON text —
-or, in a ``sqlite+zstd:///file.db`` store, zstd-compressed from 4 KiB on when that is smaller
-(the same file: either store reads both forms).
+``surface_op`` and ``source_event_seqs`` columns of the surface RFC, and payloads of 4 KiB or more
+stored zstd-compressed (level 1) when that is smaller.
 
 Durability: an append is one ``BEGIN IMMEDIATE`` transaction that moves the stored tail (the
 session's next seq) from the writer's expected seq, or raises without writing, and inserts; it
@@ -97,11 +96,10 @@ class _LockLease(Lease):
 class SqliteBackend(SqlBackend):
     """Sessions in one SQLite database file (or ``:memory:``): the ``SqlBackend`` hooks."""
 
-    def __init__(
-        self, path: Path, *, url: str, read_only: bool = False, compressed: bool = False
-    ) -> None:
+    compress_from = COMPRESS_FROM
+
+    def __init__(self, path: Path, *, url: str, read_only: bool = False) -> None:
         self.url = url
-        self.compress_from = COMPRESS_FROM if compressed else None
         self.path = path
         self._lock = threading.RLock()
         in_memory = str(path) == ":memory:"
@@ -119,14 +117,9 @@ class SqliteBackend(SqlBackend):
 
     @classmethod
     def from_url(cls, url: StoreURL, *, read_only: bool = False) -> Self:
-        """The database file of ``sqlite:///file.db`` or ``sqlite+zstd:///file.db``.
-
-        Created unless ``read_only``; ``sqlite+zstd`` stores large payloads compressed.
-        """
+        """The database file of ``sqlite:///file.db`` (created unless ``read_only``)."""
         assert url.path is not None
-        return cls(
-            url.path, url=url.url, read_only=read_only, compressed=url.scheme == "sqlite+zstd"
-        )
+        return cls(url.path, url=url.url, read_only=read_only)
 
     # --- opening --------------------------------------------------------------------------
 

@@ -17,8 +17,7 @@ from agentlog.stores.sql.cut import COLUMNS, save_removed_rows
 
 def stored(tmp_path: Path, events: int = 6) -> tuple[str, Path]:
     path = tmp_path / "s.db"
-    # Written compressed, so that the rows removed hold both kinds of data column.
-    with open_store(f"sqlite+zstd:///{path}") as store, store.create("s1") as session:
+    with open_store(f"sqlite:///{path}") as store, store.create("s1") as session:
         session.append("turn/start", {"turn": 1})
         for n in range(events - 1):
             session.append("user/message", m.user("x" * (5000 * n)), surface_op="append")
