@@ -97,3 +97,24 @@ def test_the_collector_is_paused_while_loading_and_restored_after() -> None:
         assert not gc.isenabled()  # a caller's own pause is left alone
     finally:
         gc.enable()
+
+
+def test_the_objects_a_load_made_move_to_the_oldest_generation() -> None:
+    with collector_paused():
+        made = [[index] for index in range(1000)]  # tracked containers, as a load makes
+    assert gc.get_count()[0] < 1000  # not left for the youngest generation to walk
+    assert all(gc.is_tracked(item) for item in made)
+
+
+def test_what_the_application_froze_stays_frozen() -> None:
+    """A pre-fork server freezes its heap (``gc.freeze``); a load must not undo that."""
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with collector_paused():
+            made = [[index] for index in range(100)]
+        assert gc.get_freeze_count() == frozen
+        assert made
+    finally:
+        gc.unfreeze()

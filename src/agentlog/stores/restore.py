@@ -188,7 +188,8 @@ def collector_paused() -> Iterator[None]:
     nothing is left for the collector to find when it resumes. Nor when it would walk them all
     once, as its youngest generation, at the next allocation: they are moved to the oldest
     generation instead (``gc.freeze`` then ``gc.unfreeze``, two list splices), where only a
-    full collection visits them.
+    full collection visits them — unless the application keeps objects frozen itself, which
+    this must not undo.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -196,6 +197,8 @@ def collector_paused() -> Iterator[None]:
         yield
     finally:
         if enabled:
-            gc.freeze()
-            gc.unfreeze()
+            # Never unfreeze what the application froze (a pre-fork server's gc.freeze()).
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
