@@ -32,7 +32,15 @@ from typing import Any, Final
 
 import orjson
 
-from benchmarks._harness import Benchmark, Figure, fig, measure_work, median, now_ns, quiet_gc
+from benchmarks._harness import (
+    Benchmark,
+    Figure,
+    fig,
+    measure_work,
+    median,
+    now_ns,
+    round_robin,
+)
 from benchmarks._loop import MESSAGES_PER_TURN, Turn, loop_turns
 from benchmarks._stores_loop import (
     LoopTurns,
@@ -116,14 +124,7 @@ def bench_turns(directory: Path, parts: dict[str, ModuleType]) -> list[Benchmark
         subjects[part] = call
         closers.append(close)
     names = list(subjects)
-    timings: dict[str, list[int]] = {name: [] for name in names}
-    with quiet_gc():
-        for index in range(total):
-            rotation = index % len(names)
-            for name in names[rotation:] + names[:rotation]:
-                elapsed = subjects[name](index)
-                if index >= WARMUP:
-                    timings[name].append(elapsed)
+    timings = round_robin(subjects, total, WARMUP)
     for close in closers:
         close()
     base = timings["raw"]
