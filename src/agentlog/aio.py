@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Collection, Iterable
+from typing import TypeVar
 
 from agentlog.plugins import compact, compact_if_needed, compact_region
 from agentlog.plugins.aio import expand, offload_for_failure, offload_images, prune_tool_results
@@ -42,6 +43,8 @@ from agentlog.stores.aio_store import AsyncStoreCore
 from agentlog.stores.registry import backend_entry
 from agentlog.stores.url import default_store_url, parse_store_url
 from agentlog.surface import IMAGE_OFFLOAD, MessageProjection
+
+_T = TypeVar("_T")
 
 __all__ = [
     "AsyncSession",
@@ -195,7 +198,11 @@ class AsyncStore:
         """
         if self._native is not None:
             session_id = self._native.check_not_live(session_id)
-            return await asyncio.to_thread(_repair, self._native.url, session_id, cut_at)
+            return await asyncio.to_thread(
+                _on_sync_store,
+                self._native.url,
+                lambda store: store.repair(session_id, cut_at=cut_at),
+            )
         return await asyncio.to_thread(self._sync().repair, session_id, cut_at=cut_at)
 
     async def read_raw(self, session_id: str, types: Collection[str]) -> RawLog:
@@ -205,7 +212,12 @@ class AsyncStore:
         read-only in a worker thread (a reader's occasional call, like ``repair``).
         """
         if self._native is not None:
-            return await asyncio.to_thread(_read_raw, self._native.url, session_id, types)
+            return await asyncio.to_thread(
+                _on_sync_store,
+                self._native.url,
+                lambda store: store.read_raw(session_id, types),
+                read_only=True,
+            )
         return await asyncio.to_thread(self._sync().read_raw, session_id, types)
 
     async def flush(self) -> None:
@@ -236,13 +248,7 @@ class AsyncStore:
         return self._threaded
 
 
-def _read_raw(url: str, session_id: str, types: Collection[str]) -> RawLog:
-    """``Store.read_raw`` on a read-only sync store of ``url`` (a worker thread's job)."""
-    with _open_store(url, read_only=True) as store:
-        return store.read_raw(session_id, types)
-
-
-def _repair(url: str, session_id: str, cut_at: int) -> RepairResult:
-    """``Store.repair`` on a sync store of ``url`` (a worker thread's job)."""
-    with _open_store(url) as store:
-        return store.repair(session_id, cut_at=cut_at)
+def _on_sync_store(url: str, call: Callable[[Store], _T], *, read_only: bool = False) -> _T:
+    """``call`` on a sync store of ``url``, opened for it and closed (a worker thread's job)."""
+    with _open_store(url, read_only=read_only) as store:
+        return call(store)
