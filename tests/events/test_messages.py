@@ -7,7 +7,10 @@ with a fresh UUID id unless one is given. The constructors never share the calle
 
 from __future__ import annotations
 
+import os
 import uuid
+
+import pytest
 
 from agentlog import messages as m
 from agentlog.events import check_event
@@ -65,6 +68,31 @@ def test_ids_default_to_fresh_uuids() -> None:
     assert first["id"] != second["id"]
     assert uuid.UUID(first["id"])
     assert uuid.UUID(m.new_id())
+
+
+def test_new_ids_are_random_version_4_uuids_as_uuid4_writes_them() -> None:
+    ids = [m.new_id() for _ in range(1000)]  # more than one read-ahead block
+    assert len(set(ids)) == len(ids)
+    for value in ids:
+        parsed = uuid.UUID(value)
+        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert str(parsed) == value
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_repeat_its_parents_ids() -> None:
+    m.new_id()  # the parent holds read-ahead randomness now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        os.write(write, m.new_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    os.close(read)
+    assert uuid.UUID(child)
+    assert child != m.new_id()
 
 
 def test_assistant_message_carries_settlement_fields() -> None:

@@ -304,6 +304,33 @@ def test_recorder_accepts_any_mapping_and_integral_float_times() -> None:
     assert type(record["time0"]) is int
 
 
+@pytest.mark.parametrize(
+    "delta",
+    [
+        {"type": "text-delta", "index": 0, "text": "a"},
+        {"type": "reasoning-delta", "index": 2, "text": ""},
+        {"type": "text-delta", "index": True, "text": "a"},
+        {"type": "text-delta", "index": -1, "text": "a"},
+        {"type": "text-delta", "index": 0, "text": 1},
+        {"type": "tool-call-delta", "index": 0, "text": "a"},
+        {"type": "other-delta", "index": 0, "text": "a"},
+        {"type": ["text-delta"], "index": 0, "text": "a"},
+    ],
+)
+@pytest.mark.parametrize("time", [0, 7, MAX, -MAX])
+def test_a_plain_dict_delta_records_as_any_other_mapping_does(
+    delta: dict[str, Any], time: int
+) -> None:
+    # Plain text and reasoning deltas skip the snapshot; what they record must not change.
+    from types import MappingProxyType
+
+    fast, general = StreamRecorder(), StreamRecorder()
+    for recorder, chunk in ((fast, delta), (general, MappingProxyType(delta))):
+        recorder.add(chunk, time)
+        recorder.add(chunk, time + (1 if time < MAX else -1))
+    assert fast.records() == general.records()
+
+
 @pytest.mark.parametrize("time", [True, 1.5, MAX + 1, -MAX - 1, float("nan"), -0.0, "1", None])
 def test_recorder_refuses_a_time_that_is_not_a_safe_integer(time: Any) -> None:
     with pytest.raises(ValueError, match="stream time must be a safe integer"):

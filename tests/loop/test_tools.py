@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -87,6 +90,34 @@ def test_run_passes_the_arguments_and_refuses_what_does_not_fit() -> None:
         asyncio.run(add.run([1]))
     with pytest.raises(ToolArgumentsError, match="do not fit add"):
         asyncio.run(add.run({"c": 1}))
+
+
+def _keyword_only(x: int, *, y: int) -> None: ...
+def _var_keyword(x: int, **rest: int) -> None: ...
+def _positional_only(x: int, /, y: int = 0) -> None: ...
+def _var_positional(*rest: int, x: int) -> None: ...
+
+
+@pytest.mark.parametrize(
+    "function", [_keyword_only, _var_keyword, _positional_only, _var_positional]
+)
+@pytest.mark.parametrize("arguments", [{}, {"x": 1}, {"y": 1}, {"x": 1, "y": 1}, {"x": 1, "z": 1}])
+def test_arguments_fit_exactly_when_the_signature_binds_them(
+    function: Callable[..., Any], arguments: dict[str, Any]
+) -> None:
+    # The fast check never lets through what binding refuses, and the refusal is binding's.
+    try:
+        inspect.signature(function).bind(**arguments)
+        refusal = None
+    except TypeError as exc:
+        refusal = f"arguments do not fit {function.__name__}: {exc}"
+    call = Tool(name=function.__name__, description="", parameters={}, function=function)
+    if refusal is None:
+        asyncio.run(call.run(arguments))
+    else:
+        with pytest.raises(ToolArgumentsError) as raised:
+            asyncio.run(call.run(arguments))
+        assert str(raised.value) == refusal
 
 
 @pytest.mark.parametrize(

@@ -64,6 +64,7 @@ _RUN_OF_DELTA: Final[dict[str, _RunType]] = {
     "reasoning-delta": "reasoning-chunks",
     "tool-call-delta": "tool-call-chunks",
 }
+_TEXT_RUN_OF: Final = {d: r for d, r in _RUN_OF_DELTA.items() if r != "tool-call-chunks"}
 _DELTA_OF_RUN: Final[dict[str, str]] = {run: delta for delta, run in _RUN_OF_DELTA.items()}
 
 _TEXT_DELTA_KEYS: Final = frozenset({"type", "index", "text"})
@@ -154,6 +155,18 @@ def _run_of(chunk: Mapping[str, JsonValue]) -> tuple[_RunType, int, str, str | N
     return (run_type, index, call_id, name, arguments)
 
 
+def _text_run_of(chunk: object, time: object) -> tuple[_RunType, int, str, str | None, str] | None:
+    """``_run_of`` of a plain text or reasoning delta at an ``int`` time, else ``None``."""
+    # add()'s checks, but no snapshot: a run keeps only the delta's string, not a copy of it.
+    if type(chunk) is not dict or type(time) is not int or chunk.keys() != _TEXT_DELTA_KEYS:
+        return None
+    kind, index, text = chunk["type"], chunk["index"], chunk["text"]
+    run = _TEXT_RUN_OF.get(kind) if type(kind) is str else None
+    if run is None or type(text) is not str or not _is_index(index) or abs(time) > MAX_SAFE_INTEGER:
+        return None
+    return (run, index, "", None, text)
+
+
 class StreamRecorder:
     """Accumulates one attempt's timed chunks into assistant stream records as they arrive.
 
@@ -192,19 +205,21 @@ class StreamRecorder:
             StreamRecordError: ``time`` is not a safe integer.
             NotLosslessJson: ``chunk`` holds a value outside the lossless JSON domain.
         """
-        if not is_safe_integer(time):
-            raise StreamRecordError(f"stream time must be a safe integer, got {time!r}")
-        time = int(time)
-        if not isinstance(chunk, Mapping):
-            raise TypeError(f"stream chunk must be a mapping, got {type(chunk).__name__}")
-        frozen: dict[str, JsonValue] = snapshot(
-            chunk if type(chunk) is dict or is_frozen(chunk) else dict(chunk)
-        )
-        delta = _run_of(frozen)
+        delta = _text_run_of(chunk, time)
         if delta is None:
-            self._records.append({"type": "chunk", "time": time, "chunk": frozen})
-            self._run = None
-            return
+            if not is_safe_integer(time):
+                raise StreamRecordError(f"stream time must be a safe integer, got {time!r}")
+            time = int(time)
+            if not isinstance(chunk, Mapping):
+                raise TypeError(f"stream chunk must be a mapping, got {type(chunk).__name__}")
+            frozen: dict[str, JsonValue] = snapshot(
+                chunk if type(chunk) is dict or is_frozen(chunk) else dict(chunk)
+            )
+            delta = _run_of(frozen)
+            if delta is None:
+                self._records.append({"type": "chunk", "time": time, "chunk": frozen})
+                self._run = None
+                return
         run_type, index, call_id, name, member = delta
         run = self._run
         # Times are safe integers, so the sum time0 + dt[0] + ... is exact in Python and equals

@@ -102,10 +102,11 @@ class Tool:
                 f"arguments must be a JSON object, got {type(arguments).__name__}"
             )
         plain = thaw(arguments)
-        try:
-            _signature(self.function).bind(**plain)
-        except TypeError as exc:
-            raise ToolArgumentsError(f"arguments do not fit {self.name}: {exc}") from None
+        if not _fits(self.function, plain):
+            try:
+                _signature(self.function).bind(**plain)
+            except TypeError as exc:
+                raise ToolArgumentsError(f"arguments do not fit {self.name}: {exc}") from None
         if self.is_async:
             return await self.function(**plain)
         return await asyncio.to_thread(self.function, **plain)
@@ -147,6 +148,43 @@ class ToolResult:
 
 _signature = functools.lru_cache(maxsize=1024)(inspect.signature)
 """A function's signature, computed once (``inspect.signature`` is slow)."""
+
+_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+@functools.lru_cache(maxsize=1024)
+def _keywords(function: Callable[..., Any]) -> tuple[frozenset[str], frozenset[str], bool] | None:
+    """Names taken by keyword, names required, whether ``**kwargs``; ``None``: positional-only.
+
+    (A positional-only parameter makes ``_fits`` unsure: the caller then binds.)
+    """
+    names: set[str] = set()
+    required: set[str] = set()
+    var_keyword = False
+    for parameter in _signature(function).parameters.values():
+        if parameter.kind in _KEYWORD:
+            names.add(parameter.name)
+            if parameter.default is inspect.Parameter.empty:
+                required.add(parameter.name)
+        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            var_keyword = True
+        elif parameter.kind is inspect.Parameter.POSITIONAL_ONLY:
+            return None
+    return frozenset(names), frozenset(required), var_keyword
+
+
+def _fits(function: Callable[..., Any], arguments: Mapping[str, Any]) -> bool:
+    """Whether ``Signature.bind(**arguments)`` surely succeeds, found without binding.
+
+    Binding builds an ``OrderedDict`` and walks every parameter, on every tool call; ``False``
+    only means "bind to find out": the caller then binds, for the exact error.
+    """
+    keywords = _keywords(function)
+    if keywords is None:
+        return False
+    names, required, var_keyword = keywords
+    given = arguments.keys()
+    return required <= given and (var_keyword or given <= names)
 
 
 def _is_async(function: Callable[..., Any]) -> bool:
