@@ -59,6 +59,9 @@ class Reply:
     """How many words each text delta carries."""
 
 
+_PLAIN = (str, list, tuple, dict, Reply)
+"""Reply types that are neither awaitable nor async iterable (no ABC check: once a request)."""
+
 ReplyItem: TypeAlias = Any
 """``str`` | tool-call block | list of blocks | ``Reply`` | ``BaseException`` |
 ``AsyncIterable[Chunk]``."""
@@ -146,7 +149,7 @@ class Scripted(BaseProvider):
         self.requests.append(request)
         if self._function is not None:
             item = self._function(request)
-            if inspect.isawaitable(item):
+            if type(item) not in _PLAIN and inspect.isawaitable(item):
                 item = await item
         elif number < len(self._script):
             item = self._script[number]
@@ -158,7 +161,7 @@ class Scripted(BaseProvider):
             )
         if isinstance(item, BaseException):
             raise item
-        if isinstance(item, AsyncIterable):
+        if type(item) not in _PLAIN and isinstance(item, AsyncIterable):
             async for chunk in item:
                 yield chunk
             return
