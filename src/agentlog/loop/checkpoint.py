@@ -18,6 +18,15 @@ awaits it are all there is — the write runs on the loop's thread; when other t
 (running tools of the step, other agents, a server), it runs in a worker thread, and they keep
 running during the fsync. A detached session has nothing to write: the checkpoints are no-ops.
 
+Overlapping the write with the loop's own work — start it in a worker thread, build the next
+request (or bind the tool's arguments) meanwhile, await it just before the side effect it
+guards — was measured too, and is slower on CPython: the worker needs the GIL to start the
+write, so it starts only when the loop next blocks, which is the await itself; handing the
+GIL over first (an event the worker sets) costs two thread wake-ups, more than the little work
+that may legally run before a request or a tool body (an fsync with 170 µs of CPU: on the
+loop's thread 418 µs, overlapped in a worker 534–603 µs, on a shared 2-core VM). What a
+durable step costs beyond its writes is the loop's CPU, so that is where it is cut.
+
 Durability of the batch's events: not durable until the next checkpoint returns; a crash before
 it loses only them (the crash repair of spec/core.md §10.3 closes what the last durable write
 left open).
