@@ -78,7 +78,9 @@ class Attempt:
         self.chunks += 1
         kind = chunk.get("type")
         index = chunk.get("index")
-        if kind == "finish":
+        if kind == "text-delta" and type(index) is int:  # the commonest chunk, tested first
+            self._block(index, "text").text.append(str(chunk.get("text", "")))
+        elif kind == "finish":
             self.finish = thaw(chunk)
         elif kind == "usage":
             usage = chunk.get("usage")
@@ -86,8 +88,6 @@ class Attempt:
         elif type(index) is int:
             if kind == "block-start":
                 self._block(index, str(chunk.get("blockType")))
-            elif kind == "text-delta":
-                self._block(index, "text").text.append(str(chunk.get("text", "")))
             elif kind == "reasoning-delta":
                 self._block(index, "reasoning").text.append(str(chunk.get("text", "")))
             elif kind == "tool-call-delta":
@@ -99,7 +99,7 @@ class Attempt:
                 block.arguments.append(str(chunk.get("argumentsDelta", "")))
             elif kind == "block-end":
                 final = chunk.get("block")
-                if isinstance(final, Mapping):
+                if type(final) is dict or isinstance(final, Mapping):
                     block = self._block(index, str(final.get("type")))
                     block.final = thaw(final)
 
@@ -117,7 +117,7 @@ class Attempt:
     def finish_kind(self) -> str:
         """How the attempt finished: ``stop`` (also when no finish came), ``max-tokens``, ...."""
         reason = self.finish.get("reason") if self.finish else None
-        kind = reason.get("kind") if isinstance(reason, Mapping) else None
+        kind = reason.get("kind") if type(reason) is dict or isinstance(reason, Mapping) else None
         return kind if isinstance(kind, str) else "stop"
 
     @property
