@@ -21,7 +21,7 @@ keep their results; every call that never started gets a synthetic ``tool/call``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +68,7 @@ async def execute_tool_calls(
     call_seqs: list[int | None] = [None] * count
     outcomes: list[_Outcome | None] = [None] * count
     running: dict[int, asyncio.Task[_Outcome]] = {}
+    finished = _Finished()
     next_start = next_commit = 0
     concludes = False
     try:
@@ -90,14 +91,14 @@ async def execute_tool_calls(
             if started:
                 await rt.checkpoints.durable()  # a tool body runs only after its call is durable
                 for index in started:
-                    running[index] = asyncio.ensure_future(_run(rt, calls[index]))
+                    running[index] = asyncio.ensure_future(_signalled(rt, calls[index], finished))
             while next_commit < count and (outcome := outcomes[next_commit]) is not None:
                 _commit(rt, turn, step, calls[next_commit], call_seqs[next_commit], outcome)
                 concludes = concludes or outcome.concludes
                 next_commit += 1
             if next_commit >= count:
                 break
-            await _first_done(running.values())
+            await finished.wait()
             for index, task in list(running.items()):
                 if task.done():
                     outcomes[index] = task.result()
@@ -108,25 +109,37 @@ async def execute_tool_calls(
     return concludes
 
 
-async def _first_done(tasks: Collection[asyncio.Task[_Outcome]]) -> None:
-    """Wait until one of ``tasks`` is done (``asyncio.wait(FIRST_COMPLETED)``, leaner).
+class _Finished:
+    """Wakes the step when one of its running calls finishes (``asyncio.wait`` for the first).
 
-    As there, a cancel of the waiting task leaves ``tasks`` running (the abort path cancels
-    them itself); without ``wait``'s sets and per-task ``ensure_future``, once per tool call.
+    The call's own task signals as its coroutine ends, so the step resumes one event-loop pass
+    sooner than through a done callback, once per tool call; a cancel of the waiting step
+    leaves the calls running, as ``wait`` does (the abort path cancels them itself).
     """
-    waiter = asyncio.get_running_loop().create_future()
 
-    def wake(_task: asyncio.Task[_Outcome]) -> None:
-        if not waiter.done():
+    __slots__ = ("_waiter",)
+
+    def __init__(self) -> None:
+        self._waiter: asyncio.Future[None] | None = None
+
+    def signal(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    for task in tasks:
-        task.add_done_callback(wake)
+    async def wait(self) -> None:
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+
+async def _signalled(rt: Runtime, call: Mapping[str, Any], finished: _Finished) -> _Outcome:
     try:
-        await waiter
+        return await _run(rt, call)
     finally:
-        for task in tasks:
-            task.remove_done_callback(wake)
+        finished.signal()  # the task is done by the time the step resumes (same loop pass)
 
 
 def _exclusive(rt: Runtime, call: Mapping[str, Any]) -> bool:
