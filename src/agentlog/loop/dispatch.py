@@ -21,7 +21,7 @@ keep their results; every call that never started gets a synthetic ``tool/call``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,7 +98,7 @@ async def execute_tool_calls(
                 next_commit += 1
             if next_commit >= count:
                 break
-            await finished.wait()
+            await finished.wait(running.values())
             for index, task in list(running.items()):
                 if task.done():
                     outcomes[index] = task.result()
@@ -127,7 +127,14 @@ class _Finished:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def wait(self) -> None:
+    async def wait(self, tasks: Iterable[asyncio.Task[_Outcome]]) -> None:
+        """Return once one of ``tasks`` is done.
+
+        At once if one already is: a call that ended while the step awaited something else
+        (its calls' checkpoint) signalled nobody.
+        """
+        if any(task.done() for task in tasks):
+            return
         self._waiter = asyncio.get_running_loop().create_future()
         try:
             await self._waiter
