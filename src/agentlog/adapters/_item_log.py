@@ -42,7 +42,15 @@ from agentlog.errors import EventRejected, NotLosslessJson
 from agentlog.session import Session
 from agentlog.values import snapshot, thaw
 
-__all__ = ["ELIDED_KEY", "ITEMS_KEY", "MIN_ELIDED", "ItemLog", "freeze_items", "node_items"]
+__all__ = [
+    "ELIDED_KEY",
+    "ITEMS_KEY",
+    "MIN_ELIDED",
+    "ItemLog",
+    "freeze_items",
+    "node_items",
+    "restore_elided",
+]
 
 ITEMS_KEY: Final = "responseItems"
 """Where an event keeps the items it stands for, exactly as the SDK gave them."""
@@ -228,7 +236,9 @@ def node_items(
             content = message["content"] if message else ()
             items = _restored(items, elided, content, owned=owned)
         for item in items:
-            if isinstance(item, Mapping) and item.get("type") in CALL_OUTPUT_TYPES:
+            if (type(item) is dict or isinstance(item, Mapping)) and item.get(
+                "type"
+            ) in CALL_OUTPUT_TYPES:
                 call_types[item.get("call_id")] = item["type"]
         return items  # type: ignore[no-any-return]
     message = message_of(event)
@@ -314,17 +324,44 @@ def _restored(
 ) -> Sequence[Any]:
     """``items`` with their elided strings put back from the message's ``content``.
 
-    A block rewritten since (a pruned tool output) gives its new text; one no longer there
-    gives the message's text blocks joined. ``owned`` items (plain, the caller's) are changed
-    in place; others are copied along each path.
+    ``owned`` items (a plain list, the caller's) are changed in place (``restore_elided``);
+    others are copied along each path.
     """
-    restored = items if owned else list(items)
+    if owned:
+        restore_elided(items, elided, content)  # type: ignore[arg-type]  # owned: a plain list
+        return items
+    restored = list(items)
     for index, block, *path in elided:
-        text = content[block].get("text") if block < len(content) else None
-        if not isinstance(text, str):
-            text = "".join(b.get("text", "") for b in content if b.get("type") == "text")
-        if owned and path:
-            _at(restored[index], path[:-1])[path[-1]] = text
-        else:
-            restored[index] = _put(restored[index], path, text)  # type: ignore[index]
+        restored[index] = _put(restored[index], path, _elided_text(content, block))
     return restored
+
+
+def restore_elided(
+    items: list[Any], elided: Sequence[Sequence[Any]], content: Sequence[Mapping[str, Any]]
+) -> None:
+    """Put the elided strings of plain ``items`` (the caller's own) back in place.
+
+    Each ``[item, block, *path]`` of ``elided`` gets the text of block ``block`` of the
+    message's ``content`` (``_elided_text``).
+    """
+    for index, block, *path in elided:
+        text = _elided_text(content, block)
+        if not path:
+            items[index] = text
+            continue
+        target = items[index]
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = text
+
+
+def _elided_text(content: Sequence[Mapping[str, Any]], block: int) -> str:
+    """The text an elided string had: block ``block``'s, as the message shows it now.
+
+    A block rewritten since (a pruned tool output) gives its new text; one no longer there
+    gives the message's text blocks joined.
+    """
+    text = content[block].get("text") if block < len(content) else None
+    if isinstance(text, str):
+        return text
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")

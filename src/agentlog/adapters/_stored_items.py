@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentlog.adapters._item_log import node_items
+from agentlog.adapters._item_log import ELIDED_KEY, ITEMS_KEY, node_items, restore_elided
+from agentlog.adapters._responses import CALL_OUTPUT_TYPES
 from agentlog.errors import SessionNotFound
 from agentlog.events import PROJECTION_TYPES, SURFACE_EVENT_TYPES, is_declared
 from agentlog.formats import FORMAT_VERSION
@@ -65,13 +66,38 @@ def _items(store: Store, session_id: str) -> list[Any] | None:
     nodes = _surface(raw.events)
     if nodes is None:
         return None
-    call_types: dict[Any, str] = {}
-    items: list[Any] = []
     try:
-        for event in nodes:
-            items.extend(node_items(event, derive_event_message, call_types, owned=True))
+        return _node_items(nodes)
     except (AttributeError, IndexError, KeyError, TypeError):
         return None  # not the shapes agentlog writes: the full open judges the log
+
+
+def _node_items(nodes: Sequence[dict[str, Any]]) -> list[Any]:
+    """The items of the surface nodes, in order: ``node_items`` of each, the common case inline.
+
+    A node that keeps its items as a plain list (what every ``add_items`` writes) has them
+    restored in place and its calls' types noted right here; any other node (agentlog's own, a
+    compaction checkpoint) goes through ``node_items``.
+    """
+    call_types: dict[Any, str] = {}
+    items: list[Any] = []
+    extend = items.extend
+    for event in nodes:
+        data = event["data"]
+        kept = data.get(ITEMS_KEY)
+        if type(kept) is not list:
+            extend(node_items(event, derive_event_message, call_types, owned=True))
+            continue
+        elided = data.get(ELIDED_KEY)
+        if elided:
+            message = derive_event_message(event)
+            restore_elided(kept, elided, message["content"] if message else ())
+        for item in kept:
+            if type(item) is dict:
+                call_type = item.get("type")
+                if call_type in CALL_OUTPUT_TYPES:
+                    call_types[item.get("call_id")] = call_type
+        extend(kept)
     return items
 
 
