@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import threading
 import time as _time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Final
 
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
@@ -43,6 +43,7 @@ Clock = Callable[[], int]
 _STALE: Final[Any] = object()
 _EMPTY_HEADER: Final[FrozenDict] = snapshot({})
 _TRACKED: Final = ("request/header", "request/context")
+_get_ident: Final = threading.get_ident
 
 
 PendingAppend = tuple[Event, Any, tuple[Observer, ...], Any]
@@ -421,23 +422,14 @@ class Session:
         """
         with self._lock:
             owner = self._batch_owner
-            if owner is not None and owner != threading.get_ident():
+            if owner is not None and owner != _get_ident():
                 self._wait_for_other_batch()
-            return self._append(event_type, data, surface_op, source_event_seqs, ignorable)
-
-    def _append(
-        self,
-        event_type: str,
-        data: JsonValue,
-        surface_op: JsonValue,
-        source_event_seqs: JsonValue,
-        ignorable: bool,
-    ) -> Event:
-        """The append pipeline of spec/core.md §4, under the session lock."""
-        pending = self._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
-        if self._sink is not None:
-            self._sink.persist(pending[0])
-        return self._commit(pending)
+            # The pipeline of spec/core.md §4 in line (one call frame fewer per append).
+            pending = self._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
+            sink = self._sink
+            if sink is not None:
+                sink.persist(pending[0])
+            return self._commit(pending)
 
     def _prepare(
         self,
@@ -449,7 +441,7 @@ class Session:
     ) -> PendingAppend:
         """Steps 1-8 of the append pipeline (spec/core.md §4): the checked event, nothing changed.
 
-        The persistence step (9) is the caller's: ``_append`` hands the event to the sink; an
+        The persistence step (9) is the caller's: ``append`` hands the event to the sink; an
         ``agentlog.aio`` session over an async store awaits its write. ``_commit`` then applies
         it, provided nothing was appended meanwhile.
         """
@@ -585,8 +577,7 @@ class Session:
             if self._sink is not None:
                 self._sink.flush()
 
-    @contextmanager
-    def batch(self) -> Iterator[Session]:
+    def batch(self) -> AbstractContextManager[Session]:
         """Group commit: the appends inside reach the store as one durable write at the end.
 
         Each append inside is validated and applied at its call, as always (a rejected one
@@ -600,11 +591,7 @@ class Session:
             StoreError: from the exit, when the write failed: the block's events stay in the
                 session and queued, and the next ``flush()`` (or durable append) writes them.
         """
-        self._open_batch()
-        try:
-            yield self
-        finally:
-            self._close_batch(write=True)
+        return _Batch(self)
 
     def _open_batch(self) -> bool:
         """Enter a group commit on this thread; whether it is the outermost block."""
@@ -664,6 +651,26 @@ class Session:
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, {len(self._log)} events, nodes={len(self._state.nodes)})"
+
+
+class _Batch:
+    """The block of ``Session.batch()``: one per turn, so a plain context manager.
+
+    A generator-based one would cost a generator and its frames on every use.
+    """
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def __enter__(self) -> Session:
+        self._session._open_batch()
+        return self._session
+
+    def __exit__(self, *exc_info: object) -> None:
+        # Written whether the block raised or not; an exception from the block propagates.
+        self._session._close_batch(write=True)
 
 
 def _registry(

@@ -44,7 +44,7 @@ from agentlog.stores._pg_lease import RENEW, LeaseRow
 from agentlog.stores._pg_steps import Run, Statement, Steps
 from agentlog.stores.base import session_not_found
 from agentlog.stores.sql.backend import COMPRESS_FROM
-from agentlog.stores.sql.rows import decompress_frame, event_row
+from agentlog.stores.sql.rows import decompress_frame, event_rows
 from agentlog.values import JsonValue, dumps
 
 __all__ = [
@@ -141,7 +141,7 @@ class AppendPlan:
             schema=schema,
             session_id=session_id,
             created=session_row(header, events) if next_seq == 0 else None,
-            rows=[event_row(session_id, event, pack) for event in events],
+            rows=event_rows(session_id, events, pack),
             next_seq=next_seq,
             lease=lease,
             lease_seconds=lease_seconds,

@@ -106,7 +106,11 @@ class Writer:
             return
         with self._queue_lock:
             self._pending.append(event)
-            wake_at = None if self._held else self._open_window()
+            # An open batch (a deadline set) or group commit changes nothing for the batcher:
+            # decided here, without a call, for every event after a batch's first.
+            if self._held or self._deadline is not None:
+                return
+            wake_at = self._open_window()
         if wake_at is not None:
             self._batcher.schedule(self, wake_at)
 

@@ -9,7 +9,7 @@ from agentlog.stores.sql.rows import (
     corrupt,
     decode,
     event_from_row,
-    event_row,
+    event_rows,
     header_text,
 )
 
@@ -28,14 +28,17 @@ def test_an_event_survives_the_round_trip_with_its_optional_columns() -> None:
         "surfaceOp": {"op": "append"},
         "ignorable": True,
     }
-    row = event_row("s", event, lambda encoded: encoded[::-1])
+    (row,) = event_rows("s", [event], lambda encoded: encoded[::-1])
     assert row[:4] == ("s", 3, "user/message", 7)
     assert row[5:] == ("[1,2]", '{"op":"append"}', 1)
     assert event_from_row(3, row[1:], _unpack) == event
     plain = {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}
-    row = event_row("s", plain, lambda encoded: encoded.decode())
-    assert row[4:] == ('{"turn":1}', None, None, None)
-    assert event_from_row(0, row[1:], _unpack) == plain
+    node = {"type": "user/message", "seq": 1, "time": 2, "data": {}, "surfaceOp": "append"}
+    rows = event_rows("s", [plain, node], lambda encoded: encoded.decode(), "")
+    assert rows[0][4:] == ('{"turn":1}', "", "", "")
+    assert rows[1][1:] == (1, "user/message", 2, "{}", "", '"append"', "")
+    stored = [tuple(None if column == "" else column for column in row) for row in rows]  # nullif
+    assert [event_from_row(i, row[1:], _unpack) for i, row in enumerate(stored)] == [plain, node]
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ bytes or more zstd-compressed at level 1, when smaller), ``_pack_data`` / ``_unp
 from __future__ import annotations
 
 import contextlib
+import functools
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ClassVar, Final, TypeVar
@@ -67,7 +68,7 @@ from agentlog.stores.sql.rows import (
     decode,
     decompress_frame,
     event_from_row,
-    event_row,
+    event_rows,
     header_text,
     stored_log,
 )
@@ -76,15 +77,13 @@ from agentlog.values import JsonValue
 __all__ = ["COMPRESS_FROM", "SqlBackend"]
 
 COMPRESS_FROM: Final = 4096
-"""With compression on, payloads of at least this many bytes are stored zstd-compressed when
-that is smaller."""
+"""With compression on, payloads this large or larger are stored zstd-compressed (if smaller)."""
 _T = TypeVar("_T")
 _INSERT_EVENT: Final = (
     "INSERT INTO {events} VALUES (?, ?, ?, ?, ?, nullif(?, ''), nullif(?, ''), nullif(?, ''))"
 )
-"""An event row; the optional columns bind ``''`` for absent, which ``nullif`` makes ``NULL``:
-drivers such as ``sqlite3`` adapt a ``None`` parameter through a failed attribute lookup, a
-cost paid for most columns of most rows."""
+"""An event row; absent optional columns bind ``''``, which ``nullif`` makes ``NULL`` (``sqlite3``
+adapts a ``None`` through a failed attribute lookup, paid for most columns of most rows)."""
 
 
 class SqlBackend(Backend):
@@ -137,14 +136,14 @@ class SqlBackend(Backend):
 
     def _pack_data(self, encoded: bytes) -> object:
         """The ``data`` column of a payload's JSON bytes: text, or zstd bytes when smaller."""
-        text: str | bytes = encoded.decode("utf-8", "surrogatepass")
-        if self.compress_from is not None and len(encoded) >= self.compress_from:
+        compress_from = self.compress_from
+        if compress_from is not None and len(encoded) >= compress_from:
             if self._compressor is None:
                 self._compressor = zstandard.ZstdCompressor(level=1)
             packed = self._compressor.compress(encoded)
-            if len(packed) < len(encoded):
+            if len(packed) < len(encoded):  # (then no text is made: decoding costs too)
                 return packed
-        return text
+        return encoded.decode("utf-8", "surrogatepass")
 
     def _unpack_data(self, index: int, data: bytes) -> bytes:
         """The JSON bytes of a bytes ``data`` column (a zstd frame).
@@ -179,10 +178,7 @@ class SqlBackend(Backend):
 
     def _sql(self, statement: str) -> str:
         """A statement for this engine: its table names and parameter marker."""
-        text = statement.replace("{sessions}", self.sessions_table).replace(
-            "{events}", self.events_table
-        )
-        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+        return _rewrite(statement, self.sessions_table, self.events_table, self.placeholder)
 
     def _executor(self, db: Any) -> Execute:
         return lambda statement, params: db.execute(self._sql(statement), params)
@@ -209,12 +205,11 @@ class SqlBackend(Backend):
     ) -> None:
         """One transaction: move the stored tail past the batch, insert the batch.
 
-        The tail moves only from ``next_seq`` (one conditional ``UPDATE``: the check and the
-        move are one statement); when it does not, the stored tail is read to say why.
+        The tail moves only from ``next_seq`` (one conditional ``UPDATE`` checks and moves it);
+        when it does not, the stored tail is read to say why.
         """
         session_id = str(header["id"])
-        pack = self._pack_data
-        rows = [event_row(session_id, event, pack, "") for event in events]
+        rows = event_rows(session_id, events, self._pack_data, "")
         with self._errors(session_id), self._transaction() as db:
             execute = self._executor(db)
             if next_seq == 0:
@@ -395,3 +390,10 @@ class SqlBackend(Backend):
                 ).fetchone()
             )
         return None if row is None else f"{self.location}:{row[0]}"
+
+
+@functools.lru_cache(maxsize=256)
+def _rewrite(statement: str, sessions: str, events: str, placeholder: str) -> str:
+    """``SqlBackend._sql``, remembered: an append's statements are rewritten once, not per call."""
+    text = statement.replace("{sessions}", sessions).replace("{events}", events)
+    return text if placeholder == "?" else text.replace("?", placeholder)

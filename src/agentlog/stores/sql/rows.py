@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from sys import intern
 from typing import Any, Final
 
+import orjson
 import zstandard
 
 from agentlog.errors import CorruptLog
@@ -20,6 +21,9 @@ from agentlog.events import event_or_record
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores.base import StoredLog
 from agentlog.values import dumps, loads, share_strings
+
+_orjson_dumps = orjson.dumps
+_EncodeError = orjson.JSONEncodeError
 
 __all__ = [
     "EVENT_COLUMNS",
@@ -29,7 +33,7 @@ __all__ = [
     "decode",
     "decompress_frame",
     "event_from_row",
-    "event_row",
+    "event_rows",
     "header_text",
     "stored_log",
 ]
@@ -54,30 +58,48 @@ def header_text(header: Mapping[str, Any]) -> str:
     return dumps(header).decode("utf-8", "surrogatepass")
 
 
-def event_row(
+def event_rows(
     session_id: str,
-    event: Mapping[str, Any],
+    events: Iterable[Mapping[str, Any]],
     pack: Callable[[bytes], object],
     absent: object = None,
-) -> tuple[Any, ...]:
-    """The row of one wire event; ``pack`` turns the payload's JSON bytes into its column.
+) -> list[tuple[Any, ...]]:
+    """The rows of wire events; ``pack`` turns each payload's JSON bytes into its column.
 
     ``absent`` stands for the optional columns an event does not have (``None``: SQL ``NULL``;
-    a statement may bind a sentinel instead and turn it into ``NULL`` itself).
+    a statement may bind a sentinel instead and turn it into ``NULL`` itself). One loop for the
+    batch, not a call per event: this runs for every event an SQL store writes.
     """
-    get = event.get
-    sources = get("sourceEventSeqs")
-    surface_op = get("surfaceOp")
-    return (
-        session_id,
-        event["seq"],
-        event["type"],
-        event["time"],
-        pack(dumps(event["data"])),
-        absent if sources is None else dumps(sources).decode(),
-        absent if surface_op is None else dumps(surface_op).decode(),
-        1 if get("ignorable") is True else absent,
-    )
+    rows: list[tuple[Any, ...]] = []
+    add = rows.append
+    for event in events:
+        get = event.get
+        data = event["data"]
+        try:
+            encoded = _orjson_dumps(data)
+        except _EncodeError:
+            encoded = dumps(data)  # lone surrogates, deep nesting: the exact fallback
+        sources = get("sourceEventSeqs")
+        surface_op = get("surfaceOp")
+        if surface_op is None:
+            op_column = absent
+        elif surface_op == "append":
+            op_column = _APPEND  # most nodes: their marker needs no encoder
+        else:
+            op_column = dumps(surface_op).decode()
+        add(
+            (
+                session_id,
+                event["seq"],
+                event["type"],
+                event["time"],
+                pack(encoded),
+                absent if sources is None else dumps(sources).decode(),
+                op_column,
+                1 if get("ignorable") is True else absent,
+            )
+        )
+    return rows
 
 
 def event_from_row(
