@@ -386,9 +386,9 @@ def test_adk_compaction_becomes_a_replace_citing_exactly_what_it_covers(
 
     decoded: list[str] = []  # the ids of the ADK events decoded
 
-    def counting(data: Any, lookup: Any) -> AdkEvent:
+    def counting(data: Any, lookup: Any, **options: Any) -> AdkEvent:
         decoded.append(data["adk"]["id"])
-        return decode(data, lookup)
+        return decode(data, lookup, **options)
 
     monkeypatch.setattr(_adk_read, "decode", counting)  # a fresh service reads cold
 

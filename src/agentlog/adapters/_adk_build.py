@@ -56,9 +56,12 @@ def _number(value: Any) -> float:
 
 
 def _object(value: Any) -> dict[str, Any]:
+    if type(value) is dict:
+        # Plain: parsed for this read (a trusted read, a restored field), nobody else's.
+        return cast(dict[str, Any], value)
     if not isinstance(value, dict):
         raise _Untrusted
-    return cast(dict[str, Any], thaw(value))  # a JSON object thaws to a dict
+    return cast(dict[str, Any], thaw(value))  # frozen (a session's data): thawed to a dict
 
 
 def _ids(value: Any) -> set[str] | None:
@@ -198,7 +201,12 @@ _EVENT: Final = _model(
 
 
 def build(payload: Mapping[str, Any]) -> Event:
-    """The ADK event of a dump ``_adk_codec.event_payload`` made (equal to validating it)."""
+    """The ADK event of a dump ``_adk_codec.event_payload`` made (equal to validating it).
+
+    A plain ``dict`` in ``payload`` (arguments, a response, a state delta) becomes part of the
+    event as it is: the caller gives a plain dump only when it is nobody else's (parsed for
+    this read); a frozen one (a session's data) is copied.
+    """
     try:
         event: Event = _EVENT(payload)
     except _Untrusted:

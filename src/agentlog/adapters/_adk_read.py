@@ -197,5 +197,5 @@ def adk_events(view: ColdView, config: GetSessionConfig | None) -> list[AdkEvent
             message = data if source["type"] == "user/message" else data["message"]
             return message["content"][index]
 
-        events.append(decode(carrier["data"], block))
+        events.append(decode(carrier["data"], block, owned=True))
     return events
