@@ -39,9 +39,9 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
 
 import agentlog
+from agentlog.adapters import _adk_read
 from agentlog.adapters._adk_codec import carried, decode
 from agentlog.adapters._adk_log import session_key
-from agentlog.adapters._adk_sessions import AdkSessions
 from agentlog.adapters.adk import AgentlogSessionService, _store_url
 from tests.adapters.adk_agent import APP, ScriptedLlm, lookup, remember, runner, turn
 
@@ -384,14 +384,13 @@ def test_adk_compaction_becomes_a_replace_citing_exactly_what_it_covers(
     }
     assert log.derive_messages()[0]["content"] == [{"type": "text", "text": "Summary."}]
 
-    decoded: list[int] = []
-    original = AdkSessions._decode
+    decoded: list[str] = []  # the ids of the ADK events decoded
 
-    def counting(self: AdkSessions, session: Any, carrier: Any) -> AdkEvent:
-        decoded.append(carrier.seq)
-        return original(self, session, carrier)
+    def counting(data: Any, lookup: Any, **options: Any) -> AdkEvent:
+        decoded.append(data["adk"]["id"])
+        return decode(data, lookup, **options)
 
-    monkeypatch.setattr(AdkSessions, "_decode", counting)
+    monkeypatch.setattr(_adk_read, "decode", counting)  # a fresh service reads cold
 
     async def read() -> list[AdkEvent]:
         service = AgentlogSessionService(store)
@@ -401,7 +400,11 @@ def test_adk_compaction_becomes_a_replace_citing_exactly_what_it_covers(
         return stored.events
 
     events = run(read())
-    assert set(decoded).isdisjoint(first_two), "no shadowed event is decoded"
+    shadowed = [carried(log.event_at(seq).data) for seq in first_two]
+    shadowed_ids = {payload["id"] for payload in shadowed if payload is not None}
+    assert shadowed_ids
+    assert decoded == [event.id for event in events]
+    assert shadowed_ids.isdisjoint(decoded), "no shadowed event is decoded"
     assert events[0].actions.compaction is not None
     assert len(events) == 1 + 4  # the compaction, then the third invocation
     every = [_decoded(log, event) for event in log.events if carried(event.data) is not None]

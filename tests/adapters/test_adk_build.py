@@ -127,3 +127,19 @@ def test_other_shapes_are_validated() -> None:
     assert built == event
     assert built.content.parts[0].inline_data.data == b"\x00\xff"  # type: ignore[index, union-attr]
     assert built.finish_reason is types.FinishReason.STOP
+
+
+def test_a_model_made_with_no_arguments_equals_the_validated_default() -> None:
+    from google.adk.events.event import NodeInfo
+
+    from agentlog.adapters._adk_build import _blank
+
+    for cls in (EventActions, NodeInfo):
+        make = _blank(cls)
+        built, validated = make(), cls()
+        assert built == validated
+        assert list(built.__dict__) == list(validated.__dict__)
+        assert built.model_fields_set == validated.model_fields_set == set()
+    actions, again = _blank(EventActions)(), _blank(EventActions)()
+    actions.state_delta["k"] = 1
+    assert again.state_delta == {}, "each instance gets its own mutable defaults"

@@ -56,9 +56,12 @@ def _number(value: Any) -> float:
 
 
 def _object(value: Any) -> dict[str, Any]:
+    if type(value) is dict:
+        # Plain: parsed for this read (a trusted read, a restored field), nobody else's.
+        return cast(dict[str, Any], value)
     if not isinstance(value, dict):
         raise _Untrusted
-    return cast(dict[str, Any], thaw(value))  # a JSON object thaws to a dict
+    return cast(dict[str, Any], thaw(value))  # frozen (a session's data): thawed to a dict
 
 
 def _ids(value: Any) -> set[str] | None:
@@ -94,7 +97,7 @@ def _model(cls: type[BaseModel], fields: Mapping[str, Field]) -> Field:
             template[name] = None
             if isinstance(factory, type) and issubclass(factory, BaseModel):
                 # A model made with no arguments (``EventActions()``) is built, not validated.
-                made[name] = functools.partial(_model(factory, {}), {})
+                made[name] = _blank(factory)
             else:
                 made[name] = cast(Callable[[], Any], factory)
         else:
@@ -138,6 +141,43 @@ def _model(cls: type[BaseModel], fields: Mapping[str, Field]) -> Field:
         set_private(model, None)
         if post_init is not None:
             post_init(model, None)
+        return model
+
+    return build
+
+
+def _blank(cls: type[BaseModel]) -> Callable[[], Any]:
+    """A builder of ``cls()`` for a model whose fields all have defaults (no dump to read)."""
+    whole = _model(cls, {})
+    template: dict[str, Any] = {}
+    made: list[tuple[str, Callable[[], Any]]] = []
+    for name, info in cls.model_fields.items():
+        factory = info.default_factory
+        if info.is_required() or cls.__pydantic_post_init__:
+            return functools.partial(whole, {})  # the general builder checks and completes it
+        if factory is None and isinstance(info.default, _IMMUTABLE):
+            template[name] = info.default
+        elif factory in (dict, list):
+            template[name] = None
+            made.append((name, cast(Callable[[], Any], factory)))
+        else:
+            return functools.partial(whole, {})
+    new = cls.__new__
+    set_dict = _slot("__dict__")
+    set_fields = _slot("__pydantic_fields_set__")
+    set_extra = _slot("__pydantic_extra__")
+    set_private = _slot("__pydantic_private__")
+    made_items = tuple(made)
+
+    def build() -> Any:
+        values = template.copy()
+        for name, make in made_items:
+            values[name] = make()
+        model = new(cls)
+        set_dict(model, values)
+        set_fields(model, set())
+        set_extra(model, None)
+        set_private(model, None)
         return model
 
     return build
@@ -198,7 +238,12 @@ _EVENT: Final = _model(
 
 
 def build(payload: Mapping[str, Any]) -> Event:
-    """The ADK event of a dump ``_adk_codec.event_payload`` made (equal to validating it)."""
+    """The ADK event of a dump ``_adk_codec.event_payload`` made (equal to validating it).
+
+    A plain ``dict`` in ``payload`` (arguments, a response, a state delta) becomes part of the
+    event as it is: the caller gives a plain dump only when it is nobody else's (parsed for
+    this read); a frozen one (a session's data) is copied.
+    """
     try:
         event: Event = _EVENT(payload)
     except _Untrusted:

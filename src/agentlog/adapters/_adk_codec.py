@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import orjson
 from google.adk.events.event import Event
@@ -217,26 +217,38 @@ def _stored_field(part: Mapping[str, Any], block: Mapping[str, Any]) -> str | No
 
 
 def restore(
-    payload: Mapping[str, Any], manifest: Sequence[Sequence[Any]], lookup: Lookup
+    payload: Mapping[str, Any],
+    manifest: Sequence[Sequence[Any]],
+    lookup: Lookup,
+    *,
+    owned: bool = False,
 ) -> dict[str, Any]:
-    """``payload`` with the fields ``manifest`` lists put back from their blocks."""
-    parts = list(payload["content"]["parts"])
+    """``payload`` with the fields ``manifest`` lists put back from their blocks.
+
+    ``owned``: ``payload`` is fresh plain JSON of the caller's (a trusted read), changed in
+    place instead of copied.
+    """
+    if owned:
+        restored = cast(dict[str, Any], payload)
+        parts = restored["content"]["parts"]
+    else:
+        parts = list(payload["content"]["parts"])
     for index, field, offset, block_index in manifest:
         block = lookup(offset, block_index)
-        part = dict(parts[index])
+        part = parts[index] if owned else dict(parts[index])
         if field == "text":
             part["text"] = block["text"]
         elif field == "args":
-            part["function_call"] = {
-                **part["function_call"],
-                "args": orjson.loads(block["arguments"]),
-            }
+            call = part["function_call"] if owned else dict(part["function_call"])
+            call["args"] = orjson.loads(block["arguments"])
+            part["function_call"] = call
         else:
-            part["function_response"] = {
-                **part["function_response"],
-                "response": orjson.loads(block["text"]),
-            }
+            response = part["function_response"] if owned else dict(part["function_response"])
+            response["response"] = orjson.loads(block["text"])
+            part["function_response"] = response
         parts[index] = part
+    if owned:
+        return restored
     return {**payload, "content": {**payload["content"], "parts": parts}}
 
 
@@ -247,10 +259,14 @@ def carried(data: Any) -> Mapping[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def decode(data: Mapping[str, Any], lookup: Lookup) -> Event:
-    """The ADK event a carrier's data holds, its stripped fields restored by ``lookup``."""
+def decode(data: Mapping[str, Any], lookup: Lookup, *, owned: bool = False) -> Event:
+    """The ADK event a carrier's data holds, its stripped fields restored by ``lookup``.
+
+    ``owned``: ``data`` is fresh plain JSON of the caller's, restored in place and made part
+    of the event.
+    """
     payload = data["adk"]
     manifest = data.get("adkStripped")
     if manifest:
-        payload = restore(payload, manifest, lookup)
+        payload = restore(payload, manifest, lookup, owned=owned)
     return build(payload)

@@ -44,6 +44,8 @@ from agentlog.adapters._adk_log import (
     user_key,
     visible_carriers,
 )
+from agentlog.adapters._adk_read import ColdView, adk_events, filtered
+from agentlog.adapters._adk_read import read as read_cold
 from agentlog.errors import (
     ConcurrentWriteError,
     SessionAlreadyExists,
@@ -109,29 +111,42 @@ class AdkSessions:
             live = self._remember(key, _Live(session))
             seq = self._write(live, [Spec(type=SESSION_RECORD, data=record, ignorable=True)])
             self._write_scoped(app, user, values, key, seq)
-            return self._adk_session(app, user, sid, live.session, live.trace, {}, events=[])
+            state = _thawed(session_state(live.session.events))
+            return self._adk_session(app, user, sid, state, live.trace, {}, events=[])
 
     def get(
         self, app: str, user: str, sid: str, config: GetSessionConfig | None
     ) -> AdkSession | None:
         with self._lock:
             key = session_key(app, user, sid)
-            view = self._view(key)
-            if view is None:
-                return None
-            session, trace = view
-            carriers = list(visible_carriers(session))
-            if config is not None and config.after_timestamp is not None:
-                after = config.after_timestamp
-                carriers = [c for c in carriers if _payload(c)["timestamp"] >= after]
-            if config is not None and config.num_recent_events is not None:
-                count = config.num_recent_events
-                carriers = carriers[-count:] if count else []
             # Many small acyclic objects: the collector would walk the whole heap again and
             # again (most of the time of a long session's read) and find nothing to free.
             with collector_paused():
+                if key not in self._live:
+                    try:
+                        cold = read_cold(self.store, key)
+                    except SessionNotFound:
+                        return None
+                    if cold is not None:
+                        return self._cold_session(app, user, sid, cold, config)
+                view = self._view(key)
+                if view is None:
+                    return None
+                session, trace = view
+                carriers = filtered(list(visible_carriers(session)), config)
                 events = [self._decode(session, carrier) for carrier in carriers]
-            return self._adk_session(app, user, sid, session, trace, {}, events=events)
+                state = _thawed(session_state(session.events))
+                return self._adk_session(app, user, sid, state, trace, {}, events=events)
+
+    def _cold_session(
+        self, app: str, user: str, sid: str, cold: ColdView, config: GetSessionConfig | None
+    ) -> AdkSession:
+        """``get`` of a session read with ``_adk_read`` (its plain events decoded in place)."""
+        events = adk_events(cold, config)
+        trace = Trace()
+        trace.revision, trace.updated = cold.revision, cold.updated
+        state = _thawed(cold.state)  # the events' deltas hold the same values
+        return self._adk_session(app, user, sid, state, trace, {}, events=events)
 
     def list(self, app: str, user: str | None) -> ListSessionsResponse:
         found: builtins.list[AdkSession] = []
@@ -143,7 +158,9 @@ class AdkSessions:
                     continue
                 view = self._view(info.id)
                 if view is not None:
-                    found.append(self._adk_session(*parsed, *view, scoped, events=[]))
+                    session, trace = view
+                    state = _thawed(session_state(session.events))
+                    found.append(self._adk_session(*parsed, state, trace, scoped, events=[]))
         found.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
         return ListSessionsResponse(sessions=found)
 
@@ -328,14 +345,16 @@ class AdkSessions:
         app: str,
         user: str,
         sid: str,
-        session: Session,
+        state: dict[str, Any],
         trace: Trace,
         scoped: dict[str, dict[str, Any]],
         *,
         events: builtins.list[AdkEvent],
     ) -> AdkSession:
-        """An ADK ``Session`` of a stored one: merged state, revision marker, ``events``."""
-        state = _thawed(session_state(session.events))
+        """An ADK ``Session``: its own ``state`` with the app and user state, ``events``.
+
+        Its revision marker and update time are those of ``trace``.
+        """
         targets = ((State.APP_PREFIX, app_key(app)), (State.USER_PREFIX, user_key(app, user)))
         for prefix, target in targets:
             for name, value in self.scoped(target, scoped).items():
@@ -365,12 +384,6 @@ class AdkSessions:
             while self._live:
                 _, live = self._live.popitem()
                 live.session.close()
-
-
-def _payload(carrier: Event) -> Mapping[str, Any]:
-    payload = carried(carrier.data)
-    assert payload is not None  # visible_carriers yields carriers only
-    return payload
 
 
 def _thawed(state: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,7 +29,6 @@ Example:
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Final
 
 from agentlog.providers.base import require_extra
@@ -46,6 +45,7 @@ from google.adk.sessions.base_session_service import (  # noqa: E402
 
 from agentlog.adapters._adk_log import user_key  # noqa: E402
 from agentlog.adapters._adk_sessions import AdkSessions  # noqa: E402
+from agentlog.adapters._adk_worker import Worker  # noqa: E402
 from agentlog.adapters._backing_store import StoreArgument, resolve_store  # noqa: E402
 
 __all__ = ["AgentlogSessionService", "register_schemes"]
@@ -69,7 +69,8 @@ class AgentlogSessionService(BaseSessionService):
     def __init__(self, store: StoreArgument = None) -> None:
         self.store, self._owns_store = resolve_store(store)
         self.sessions = AdkSessions(self.store)
-        """The synchronous work, which the async methods run in a worker thread."""
+        """The synchronous work, which the async methods run on the worker thread."""
+        self._worker = Worker("agentlog-adk")
 
     # --- BaseSessionService --------------------------------------------------------------
 
@@ -82,7 +83,7 @@ class AgentlogSessionService(BaseSessionService):
         session_id: str | None = None,
     ) -> AdkSession:
         """Create a session, durably; its ``app:`` and ``user:`` state go to their scopes."""
-        return await asyncio.to_thread(self.sessions.create, app_name, user_id, state, session_id)
+        return await self._worker.call(self.sessions.create, app_name, user_id, state, session_id)
 
     async def get_session(
         self,
@@ -93,21 +94,21 @@ class AgentlogSessionService(BaseSessionService):
         config: GetSessionConfig | None = None,
     ) -> AdkSession | None:
         """A session with its events (``config`` filters them), or ``None``."""
-        return await asyncio.to_thread(self.sessions.get, app_name, user_id, session_id, config)
+        return await self._worker.call(self.sessions.get, app_name, user_id, session_id, config)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
         """The sessions of an app (or of one user), oldest update first, without events."""
-        return await asyncio.to_thread(self.sessions.list, app_name, user_id)
+        return await self._worker.call(self.sessions.list, app_name, user_id)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Remove a session and every event of it (``Store.delete``); absent is not an error."""
-        await asyncio.to_thread(self.sessions.delete, app_name, user_id, session_id)
+        await self._worker.call(self.sessions.delete, app_name, user_id, session_id)
 
     async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
         """The ``user:`` state of a user in an app, keys without the prefix."""
-        return await asyncio.to_thread(self.sessions.scoped, user_key(app_name, user_id))
+        return await self._worker.call(self.sessions.scoped, user_key(app_name, user_id))
 
     async def append_event(self, session: AdkSession, event: AdkEvent) -> AdkEvent:
         """Store an event durably and apply it to ``session`` (partial events are skipped).
@@ -121,7 +122,7 @@ class AgentlogSessionService(BaseSessionService):
             return event
         self._apply_temp_state(session, event)
         event = self._trim_temp_delta_state(event)
-        await asyncio.to_thread(self.sessions.append, session, event)
+        await self._worker.call(self.sessions.append, session, event)
         return self._commit_event_to_session(session, event)
 
     async def flush(self) -> None:
@@ -129,7 +130,8 @@ class AgentlogSessionService(BaseSessionService):
 
     async def close(self) -> None:
         """Close every open session, and the store if this service opened it."""
-        await asyncio.to_thread(self._close)
+        await self._worker.call(self._close)
+        self._worker.close()
 
     async def __aenter__(self) -> AgentlogSessionService:
         return self

@@ -1,0 +1,201 @@
+"""An ADK session read straight from its store: ``get_session`` of a session not open here.
+
+Implements, for the ADK adapter, the trust DESIGN.md allows a reader of what agentlog itself
+wrote: every event of an ADK session was validated when ``append_event`` wrote it, so reading
+it needs no resumed ``Session`` (every event parsed, checked and frozen, the surface folded).
+``read`` takes the store's trusted read (``Store.read_raw``) of the events that can carry an
+ADK event — the message types, ``adk/event`` and ``adk/session`` — as fresh plain JSON,
+which becomes the returned ADK events without another copy. The view is the one
+``_adk_log`` gives of an opened session: the carriers in log order less those a compaction's
+replace shadowed (the surface folded from the ``surfaceOp`` markers alone, spec/core.md §5.4),
+the session-scoped state (``_adk_log.session_state``), and the revision and update time of the
+last carrier.
+
+It gives up — returns ``None``, and the caller opens the session, which validates the whole log
+or refuses it — for a header of another format version, a torn tail, or a marker a valid log
+cannot hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from google.adk.events.event import Event as AdkEvent
+from google.adk.sessions.base_session_service import GetSessionConfig
+
+from agentlog.adapters._adk_codec import decode
+from agentlog.adapters._adk_log import EVENT, SESSION_RECORD, scoped_delta
+from agentlog.events import SURFACE_EVENT_TYPES
+from agentlog.formats import FORMAT_VERSION
+from agentlog.stores import Store
+from agentlog.values import is_seq
+
+__all__ = ["CARRIER_TYPES", "ColdView", "adk_events", "filtered", "read"]
+
+CARRIER_TYPES: Final = SURFACE_EVENT_TYPES | {EVENT, SESSION_RECORD}
+"""The event types that can carry an ADK event or the session record."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ColdView:
+    """What ``get_session`` needs of a stored ADK session."""
+
+    carriers: list[dict[str, Any]]
+    """The visible carrier events (wire dicts, the caller's), in log order."""
+    by_seq: Mapping[int, dict[str, Any]]
+    """Every event read, by seq (the blocks a stripped carrier refers to)."""
+    state: dict[str, Any]
+    """The session-scoped state (plain values, the caller's)."""
+    revision: int
+    """Seq of the last carrier or of the session record (the stale-writer marker)."""
+    updated: float
+    """ADK timestamp of that event."""
+
+
+def read(store: Store, key: str) -> ColdView | None:
+    """The view of the stored session ``key``, or ``None`` when it needs the full open.
+
+    Raises:
+        SessionNotFound: when no session has that id.
+        CorruptLog: when a payload it reads is damaged.
+    """
+    raw = store.read_raw(key, CARRIER_TYPES)
+    header = raw.header
+    if raw.torn or not isinstance(header, Mapping) or header.get("version") != FORMAT_VERSION:
+        return None
+    events = raw.events
+    try:
+        visible = _visible(events)
+    except _Invalid:
+        return None
+    carriers: list[dict[str, Any]] = []
+    revision, updated = -1, 0.0
+    snapshot_at = -1  # index in ``events`` of the last state snapshot
+    for index, event in enumerate(events):
+        data = event["data"]
+        payload = data.get("adk") if type(data) is dict else None
+        if type(payload) is dict:
+            revision, updated = event["seq"], payload["timestamp"]
+            if "adkState" in data:  # a compaction's replace: the state at that point
+                snapshot_at = index
+            if (
+                visible is None
+                or event["seq"] in visible
+                or event["type"] not in SURFACE_EVENT_TYPES
+            ):
+                carriers.append(event)
+        elif event["type"] == SESSION_RECORD:
+            revision, updated = event["seq"], data["createTime"]
+            snapshot_at = index
+    return ColdView(
+        carriers=carriers,
+        by_seq=_BySeq(events),
+        state=_state(events, snapshot_at),
+        revision=revision,
+        updated=updated,
+    )
+
+
+class _Invalid(Exception):
+    """A surface marker a valid log cannot hold."""
+
+
+def _visible(events: Sequence[dict[str, Any]]) -> set[int] | None:
+    """The seqs of the surface nodes (``None``: every surface event is one, no replace).
+
+    Raises:
+        _Invalid: for a marker a valid log cannot hold.
+    """
+    seqs: list[int] = []
+    replaced = False
+    for event in events:
+        op = event.get("surfaceOp")
+        if op is None:
+            continue
+        if op == "append":
+            seqs.append(event["seq"])
+            continue
+        if not isinstance(op, dict) or op.keys() != {"op", "startSeq", "endSeq"}:
+            raise _Invalid
+        start, end = op["startSeq"], op["endSeq"]
+        if op["op"] != "replace" or not (is_seq(start) and is_seq(end)):
+            raise _Invalid
+        try:
+            i, j = seqs.index(start), seqs.index(end)
+        except ValueError:
+            raise _Invalid from None
+        if i > j:
+            raise _Invalid
+        seqs[i : j + 1] = [event["seq"]]
+        replaced = True
+    return set(seqs) if replaced else None
+
+
+def _state(events: Sequence[dict[str, Any]], snapshot_at: int) -> dict[str, Any]:
+    """The session-scoped state: the last snapshot, then the carriers' deltas after it."""
+    state: dict[str, Any] = {}
+    if snapshot_at >= 0:
+        data = events[snapshot_at]["data"]
+        state = data["adkState"] if "adkState" in data else scoped_delta(data["state"], "")
+    for index in range(snapshot_at + 1, len(events)):
+        data = events[index]["data"]
+        payload = data.get("adk") if type(data) is dict else None
+        actions = payload.get("actions") if type(payload) is dict else None
+        delta = actions.get("state_delta") if actions else None
+        if delta:
+            state.update(scoped_delta(delta, ""))
+    return state
+
+
+class _BySeq(Mapping[int, dict[str, Any]]):
+    """The events read, by seq; the index is built at the first lookup (most reads need none)."""
+
+    def __init__(self, events: Sequence[dict[str, Any]]) -> None:
+        self._events = events
+        self._index: dict[int, dict[str, Any]] | None = None
+
+    def _built(self) -> dict[int, dict[str, Any]]:
+        if self._index is None:
+            self._index = {event["seq"]: event for event in self._events}
+        return self._index
+
+    def __getitem__(self, seq: int) -> dict[str, Any]:
+        return self._built()[seq]
+
+    def __iter__(self) -> Any:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+
+def filtered(carriers: list[Any], config: GetSessionConfig | None) -> list[Any]:
+    """The carriers (wire dicts or events) ``GetSessionConfig`` keeps.
+
+    From ``after_timestamp`` on (inclusive), then the last ``num_recent_events``.
+    """
+    if config is not None and config.after_timestamp is not None:
+        after = config.after_timestamp
+        carriers = [c for c in carriers if c["data"]["adk"]["timestamp"] >= after]
+    if config is not None and config.num_recent_events is not None:
+        count = config.num_recent_events
+        carriers = carriers[-count:] if count else []
+    return carriers
+
+
+def adk_events(view: ColdView, config: GetSessionConfig | None) -> list[AdkEvent]:
+    """The ADK events of ``view`` that ``config`` keeps, their stripped fields restored."""
+    by_seq = view.by_seq
+    events = []
+    for carrier in filtered(view.carriers, config):
+
+        def block(offset: int, index: int, carrier: Mapping[str, Any] = carrier) -> Any:
+            source = carrier if offset == 0 else by_seq[carrier["seq"] + offset]
+            data = source["data"]
+            message = data if source["type"] == "user/message" else data["message"]
+            return message["content"][index]
+
+        events.append(decode(carrier["data"], block, owned=True))
+    return events
