@@ -313,8 +313,9 @@ def _get_benchmarks(directory: Path) -> list[Benchmark]:
                         "baseline peak memory": fig(measured[theirs]["peak"], "bytes"),
                     },
                     "notes": (
-                        "each returned event is a validated ADK Event (pydantic), as ADK's "
-                        "services return them; that validation is most of agentlog's time"
+                        "each returned event is a full ADK Event (pydantic models built to "
+                        "equal validated ones), as ADK's services return them; building them is "
+                        "about half of agentlog's time"
                     ),
                 }
             )
