@@ -536,7 +536,7 @@ def bench_cold(schema: str, sid: str) -> list[Benchmark]:
             },
             "ratio": round(ratio, 3),
             "target": {
-                "text": f"≤ {COLD_TARGET:g}× (DESIGN.md's cold-open target of the embedded "
+                "text": f"≤ {COLD_TARGET:g}× (the design's cold-open target of the embedded "
                 "stores, applied to the raw read of the same rows)",
                 "max_ratio": COLD_TARGET,
             },
