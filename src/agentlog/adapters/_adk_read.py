@@ -27,10 +27,10 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 
 from agentlog.adapters._adk_codec import decode
 from agentlog.adapters._adk_log import EVENT, SESSION_RECORD, scoped_delta
+from agentlog.adapters._marker_surface import surface_of_markers
 from agentlog.events import SURFACE_EVENT_TYPES
 from agentlog.formats import FORMAT_VERSION
 from agentlog.stores import Store
-from agentlog.values import is_seq
 
 __all__ = ["CARRIER_TYPES", "ColdView", "adk_events", "filtered", "read"]
 
@@ -66,10 +66,10 @@ def read(store: Store, key: str) -> ColdView | None:
     if raw.torn or not isinstance(header, Mapping) or header.get("version") != FORMAT_VERSION:
         return None
     events = raw.events
-    try:
-        visible = _visible(events)
-    except _Invalid:
+    nodes = surface_of_markers(events)
+    if nodes is None:
         return None
+    visible = {node["seq"] for node in nodes}
     carriers: list[dict[str, Any]] = []
     revision, updated = -1, 0.0
     snapshot_at = -1  # index in ``events`` of the last state snapshot
@@ -80,11 +80,8 @@ def read(store: Store, key: str) -> ColdView | None:
             revision, updated = event["seq"], payload["timestamp"]
             if "adkState" in data:  # a compaction's replace: the state at that point
                 snapshot_at = index
-            if (
-                visible is None
-                or event["seq"] in visible
-                or event["type"] not in SURFACE_EVENT_TYPES
-            ):
+            # a surface event off the surface was shadowed (``visible_carriers``' rule)
+            if event["seq"] in visible or event["type"] not in SURFACE_EVENT_TYPES:
                 carriers.append(event)
         elif event["type"] == SESSION_RECORD:
             revision, updated = event["seq"], data["createTime"]
@@ -96,41 +93,6 @@ def read(store: Store, key: str) -> ColdView | None:
         revision=revision,
         updated=updated,
     )
-
-
-class _Invalid(Exception):
-    """A surface marker a valid log cannot hold."""
-
-
-def _visible(events: Sequence[dict[str, Any]]) -> set[int] | None:
-    """The seqs of the surface nodes (``None``: every surface event is one, no replace).
-
-    Raises:
-        _Invalid: for a marker a valid log cannot hold.
-    """
-    seqs: list[int] = []
-    replaced = False
-    for event in events:
-        op = event.get("surfaceOp")
-        if op is None:
-            continue
-        if op == "append":
-            seqs.append(event["seq"])
-            continue
-        if not isinstance(op, dict) or op.keys() != {"op", "startSeq", "endSeq"}:
-            raise _Invalid
-        start, end = op["startSeq"], op["endSeq"]
-        if op["op"] != "replace" or not (is_seq(start) and is_seq(end)):
-            raise _Invalid
-        try:
-            i, j = seqs.index(start), seqs.index(end)
-        except ValueError:
-            raise _Invalid from None
-        if i > j:
-            raise _Invalid
-        seqs[i : j + 1] = [event["seq"]]
-        replaced = True
-    return set(seqs) if replaced else None
 
 
 def _state(events: Sequence[dict[str, Any]], snapshot_at: int) -> dict[str, Any]:

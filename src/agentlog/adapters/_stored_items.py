@@ -5,9 +5,8 @@ agentlog itself wrote: a session's events were validated when they were appended
 a reader needs can come from the store's trusted read (``Store.read_raw``: plain JSON, only the
 payloads of the message types decoded) instead of a resumed ``Session`` (every event parsed,
 checked and frozen, the surface folded, the items copied out again). The surface is folded
-here from the ``surfaceOp`` markers alone (spec/core.md §5.4: an ``append`` adds its node, a
-``replace`` swaps its span for its own), and each node gives its items as ``ItemLog`` reads
-them (``node_items``).
+from the ``surfaceOp`` markers alone (``surface_of_markers``), and each node gives its items
+as ``ItemLog`` reads them (``node_items``).
 
 It reads only the message events (and the last seq of every type), and gives up — returns
 ``None``, and the caller opens the session, which validates the whole log or refuses it —
@@ -24,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentlog.adapters._item_log import ELIDED_KEY, ITEMS_KEY, node_items, restore_elided
+from agentlog.adapters._marker_surface import surface_of_markers
 from agentlog.adapters._responses import CALL_OUTPUT_TYPES
 from agentlog.errors import SessionNotFound
 from agentlog.events import PROJECTION_TYPES, SURFACE_EVENT_TYPES, is_declared
@@ -31,7 +31,6 @@ from agentlog.formats import FORMAT_VERSION
 from agentlog.stores import Store
 from agentlog.stores.restore import collector_paused
 from agentlog.surface import derive_event_message
-from agentlog.values import is_seq
 
 __all__ = ["stored_items"]
 
@@ -63,7 +62,7 @@ def _items(store: Store, session_id: str) -> list[Any] | None:
         return None  # a projection rewrites messages; an undeclared type may be refused
     if last.get("turn/start", -1) > last.get("turn/end", -1):
         return None  # a turn left open: the resume adds its repair closers
-    nodes = _surface(raw.events)
+    nodes = surface_of_markers(raw.events)
     if nodes is None:
         return None
     try:
@@ -99,36 +98,3 @@ def _node_items(nodes: Sequence[dict[str, Any]]) -> list[Any]:
                     call_types[item.get("call_id")] = call_type
         extend(kept)
     return items
-
-
-def _surface(events: Sequence[dict[str, Any]]) -> list[dict[str, Any]] | None:
-    """The events of the surface nodes, or ``None`` for a marker a valid log cannot hold."""
-    seqs: list[int] = []
-    nodes: list[dict[str, Any]] = []
-    for event in events:
-        op = event.get("surfaceOp")
-        if op is not None:
-            if op == "append":
-                seqs.append(event["seq"])
-                nodes.append(event)
-            elif not _replace(seqs, nodes, op, event):
-                return None
-    return nodes
-
-
-def _replace(seqs: list[int], nodes: list[dict[str, Any]], op: Any, event: dict[str, Any]) -> bool:
-    """Apply a replace marker to the nodes; ``False`` for one a valid log cannot hold."""
-    if not isinstance(op, dict) or op.keys() != {"op", "startSeq", "endSeq"}:
-        return False
-    start, end = op["startSeq"], op["endSeq"]
-    if op["op"] != "replace" or not (is_seq(start) and is_seq(end)):
-        return False
-    try:
-        i, j = seqs.index(start), seqs.index(end)
-    except ValueError:
-        return False
-    if i > j:
-        return False
-    seqs[i : j + 1] = [event["seq"]]
-    nodes[i : j + 1] = [event]
-    return True
