@@ -27,9 +27,9 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -58,6 +58,8 @@ from agentlog.errors import (
 )
 from agentlog.stores import Backend, SessionInfo, Store
 from tests.values.support import needs_accelerator
+
+_T = TypeVar("_T")
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOCK = 1_700_000_000_000
@@ -1417,11 +1419,19 @@ class StoreContract(ABC):
             mine = [text for text in texts if text.startswith(f"{n}:")]
             assert mine == [f"{n}:{j}" for j in range(1000)]
 
+    async def async_session(self, store: Store, session_id: str) -> Any:
+        """A new ``agentlog.aio`` session on ``store`` (an async-native store makes its own)."""
+        return AsyncSession(store.create(session_id))
+
+    def run_async(self, store: Store, coroutine: Coroutine[Any, Any, _T]) -> _T:
+        """Run ``coroutine`` to its end where ``store``'s sessions can await (a fresh loop)."""
+        return asyncio.run(coroutine)
+
     def test_asyncio_appends_to_one_session_store_each_event_once(
         self, stores: Callable[..., Store], store: Store
     ) -> None:
         async def scenario() -> list[int]:
-            session = AsyncSession(store.create("aio"))
+            session = await self.async_session(store, "aio")
             await session.append("turn/start", {"turn": 1})
             appended = await asyncio.gather(
                 *(
@@ -1434,7 +1444,7 @@ class StoreContract(ABC):
             await session.close()
             return [event.seq for event in appended]
 
-        seqs = asyncio.run(scenario())
+        seqs = self.run_async(store, scenario())
         assert sorted(seqs) == list(range(1, 1001))
         reopened = stores().open("aio")
         assert [event.seq for event in reopened.events] == list(range(1003))
