@@ -92,5 +92,5 @@ def test_long_strings_are_numbered_in_value_tree_order() -> None:
     index = ThreadIndex()
     index.apply(session.events[0])
     assert index.strings == {long_a: (0, 0), long_b: (0, 1)}
-    assert index.string(session, 0, 1) == long_b
+    assert index.string(0, 1) == long_b
     assert len(list(value_trees(CHECKPOINT, data))) == 4

@@ -65,9 +65,9 @@ def test_a_new_object_refers_to_the_last_whole_one_of_its_shape() -> None:
     objects.next_generation()
     new = _ext("second answer", id="m3", tool_calls=[], usage=None)
     stored = objects.refer(_Message(), new)
-    assert stored == {
+    assert stored == {  # [3, "writes", 0, 2] written short
         "$lg": "at",
-        "r": [3, "writes", 0, 2],
+        "r": [3, 0],
         "set": {"content": "second answer", "id": "m3"},
     }
     events = {3: {"writes": [[0, "messages", first]]}}

@@ -52,9 +52,12 @@ class _Driver:
         assert found is not None
         return self.thread.checkpoint_tuple("", *found, self.config())
 
+    def last_data(self) -> Any:
+        """The full form of the last event's data (as ``_langgraph_compact.expand`` gives it)."""
+        return self.thread.index.data[self.thread.session.events[-1].seq]
+
     def last_blob(self) -> dict[str, Any]:
-        last = self.thread.session.events[-1]
-        return dict(last.data["blobs"]["messages"])
+        return dict(self.last_data()["blobs"]["messages"])
 
 
 def test_a_list_that_grows_stores_its_new_items_only() -> None:
@@ -108,7 +111,7 @@ def test_a_task_write_stored_after_the_checkpoint_holding_it_refers_to_the_check
     result = ToolMessage(content="x" * 300, tool_call_id="c1", id="t1")
     driver.put([result])
     driver.thread.put_writes(earlier, [("messages", [result])], "task", "")
-    (entry,) = driver.thread.session.events[-1].data["writes"]
+    (entry,) = driver.last_data()["writes"]
     (item,) = entry[2]
     assert item == {
         "$lg": "at",
@@ -139,7 +142,7 @@ def test_a_patch_leaves_out_the_versions_and_updated_channels_the_blobs_predict(
     driver = _Driver()
     driver.put([])
     driver.put([AIMessage(content="a", id="a1")])
-    patch = driver.thread.session.events[-1].data["checkpoint"]
+    patch = driver.last_data()["checkpoint"]
     assert patch["$lg"] == "step"
     assert "channel_versions" not in patch["set"]
     restored = driver.read().checkpoint

@@ -24,6 +24,11 @@ checkpoint in log order, and a checkpoint's ``id`` when its tree holds it.
   the checkpoints leave the thread's view; their events stay in the log, as every agentlog
   history edit does (``delete_thread`` removes the whole session).
 
+Those are the events' full form. Each is stored in the compact form of ``_langgraph_compact``
+when that rebuilds it exactly (ids and times as offsets, shared blob versions, derived task
+ids); ``ThreadIndex`` expands every event it folds and keeps the full form by seq
+(``ThreadIndex.data``), which is all the rest of the adapter reads.
+
 ``ThreadIndex`` is the fold of those events: where each checkpoint, blob, write and long string
 is stored. ``MAX_DEPTH`` bounds a chain of checkpoint patches, so reading any checkpoint
 applies at most that many.
@@ -36,9 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentlog.adapters._langgraph_codec import long_strings
+from agentlog.adapters._langgraph_compact import expand
 from agentlog.adapters._langgraph_delta import is_patch
 from agentlog.events import Event
-from agentlog.session import Session
 
 __all__ = [
     "CHECKPOINT",
@@ -102,11 +107,30 @@ class ThreadIndex:
     """``(ns, checkpoint id)`` → ``(task id, idx)`` → write."""
     strings: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Every long string stored in the thread → where it is first stored."""
+    data: dict[int, Any] = field(default_factory=dict)
+    """Event seq → the full form of its data (``_langgraph_compact.expand``)."""
+    seq_of: dict[tuple[str, str], int] = field(default_factory=dict)
+    """``(ns, checkpoint id)`` → seq of its last checkpoint event (removed ones included)."""
     _string_lists: dict[int, list[str]] = field(default_factory=dict)
+
+    def context(self, event_type: str, data: Any) -> tuple[str | None, int | None]:
+        """What the compact form of an event appended next is relative to.
+
+        A checkpoint's parent id and the seq of the parent's event; for writes, the id of the
+        namespace's previous checkpoint (and ``None``).
+        """
+        ns = data.get("ns", "")
+        if event_type != CHECKPOINT:
+            return self.last_id.get(ns), None
+        parent = data["parent"] if "parent" in data else self.last_id.get(ns)
+        return parent, None if parent is None else self.seq_of.get((ns, parent))
 
     def apply(self, event: Event) -> None:
         """Fold one event of the thread's log (other event types are ignored)."""
         data = event.data
+        if event.type in (CHECKPOINT, WRITES):
+            parent, of = self.context(event.type, data)
+            data = self.data[event.seq] = expand(event.type, data, parent=parent, of=of)
         if event.type == CHECKPOINT:
             ns = data.get("ns", "")
             checkpoint_id = checkpoint_id_of(data)
@@ -119,6 +143,7 @@ class ThreadIndex:
             )
             self.checkpoints.setdefault(ns, {})[record.id] = record
             self.by_seq[event.seq] = record
+            self.seq_of[(ns, record.id)] = event.seq
             self.last_id[ns] = record.id
             for channel, blob in data["blobs"].items():
                 self.blobs[(ns, channel, blob["v"])] = event.seq
@@ -143,12 +168,13 @@ class ThreadIndex:
         for index, text in enumerate(long_strings(value_trees(event.type, data))):
             self.strings.setdefault(text, (event.seq, index))
 
-    def string(self, log: Session, seq: int, index: int) -> str:
-        """The ``index``-th long string of event ``seq`` of ``log``."""
+    def string(self, seq: int, index: int) -> str:
+        """The ``index``-th long string of event ``seq``."""
         found = self._string_lists.get(seq)
         if found is None:
-            event = log.event_at(seq)
-            found = self._string_lists[seq] = long_strings(value_trees(event.type, event.data))
+            data = self.data[seq]
+            event_type = CHECKPOINT if seq in self.by_seq else WRITES
+            found = self._string_lists[seq] = long_strings(value_trees(event_type, data))
         return found[index]
 
     def latest(self, ns: str) -> tuple[str, CheckpointRecord] | None:
@@ -159,7 +185,7 @@ class ThreadIndex:
         newest = max(records)
         return newest, records[newest]
 
-    def chain(self, log: Session, ns: str, channel: str, version: Any) -> list[Any] | None:
+    def chain(self, ns: str, channel: str, version: Any) -> list[Any] | None:
         """The blobs a channel value is built from, oldest first, or ``None`` if it has none.
 
         A delta blob names its base version; the chain ends at a blob that is complete.
@@ -169,7 +195,7 @@ class ThreadIndex:
             seq = self.blobs.get((ns, channel, version))
             if seq is None:
                 return None
-            blob = log.event_at(seq).data["blobs"][channel]
+            blob = self.data[seq]["blobs"][channel]
             blobs.append(blob)
             if "base" not in blob:
                 blobs.reverse()
@@ -191,15 +217,23 @@ def checkpoint_id_of(data: Any) -> str | None:
 
 
 def value_trees(event_type: str, data: Any) -> Iterator[Any]:
-    """The serde trees of one event, in the order shared strings are numbered."""
+    """The serde trees of one event, in the order shared strings are numbered.
+
+    The same in the full and the compact form (``_langgraph_compact``): what the compact form
+    leaves out is never a long string.
+    """
     if event_type == CHECKPOINT:
-        yield data["checkpoint"]
+        if "checkpoint" in data:
+            yield data["checkpoint"]
         if "metadata" in data:
             yield data["metadata"]
         for blob in data["blobs"].values():
+            if isinstance(blob, list):  # compact: [] or [value]
+                yield from blob
+                continue
             if "value" in blob:
                 yield blob["value"]
             yield from blob.get("items", ())
     elif event_type == WRITES:
-        for _, _, tree in data["writes"]:
-            yield tree
+        for entry in data["writes"]:
+            yield entry[-1]

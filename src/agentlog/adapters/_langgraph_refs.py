@@ -15,6 +15,9 @@ new message of a conversation. Such an object is a reference to the last one of 
 same class and constructor keywords, stored whole) with the fields that differ: a message's
 content and id rather than its class path and every default field again. That is the same
 ``"at"`` reference; it names a whole tree, so following one never goes further than that.
+
+A path into a task's write, ``[seq, "writes", k, 2, ...]``, is stored as ``[seq, k, ...]``: the
+first key of a full path is a string, so the two never meet.
 """
 
 from __future__ import annotations
@@ -47,6 +50,13 @@ def _same_keys(value: dict[Any, Any], tree: Any) -> bool:
         and len(tree) == len(value)
         and all(type(key) is str and key in tree for key in value)
     )
+
+
+def _short(path: list[Any]) -> list[Any]:
+    """A path into a task's write ``[seq, "writes", k, 2, ...]`` as ``[seq, k, ...]``."""
+    if len(path) >= 4 and path[1] == "writes" and type(path[2]) is int and path[3] == 2:
+        return [path[0], path[2], *path[4:]]
+    return path
 
 
 class _Stored:
@@ -89,7 +99,7 @@ class StoredObjects:
         if found is not None and found.value is value:
             fields = field_changes(found.tree, tree)
             if fields is not None:
-                ref: dict[str, Any] = {"$lg": "at", "r": found.path}
+                ref: dict[str, Any] = {"$lg": "at", "r": _short(found.path)}
                 if fields:
                     ref["set"] = self._share(fields)
                 return ref
@@ -103,7 +113,7 @@ class StoredObjects:
         if template is not None:
             fields = field_changes(template.tree, tree)
             if fields is not None:
-                like: dict[str, Any] = {"$lg": "at", "r": template.path}
+                like: dict[str, Any] = {"$lg": "at", "r": _short(template.path)}
                 if fields:
                     like["set"] = self._share(fields)
                 if len(orjson.dumps(like)) < len(orjson.dumps(whole)):
@@ -157,6 +167,9 @@ def resolved(tree: Any, data_at: Callable[[int], Any], string: Resolve) -> Any:
     if kind == "at":
         seq, *path = tree["r"]
         target = data_at(seq)
+        if path and type(path[0]) is int:  # a write's value, [seq, k, ...] (see ``_short``)
+            target = target["writes"][path[0]][2]
+            path = path[1:]
         for key in path:
             target = target[key]
         found = resolved(target, data_at, string)

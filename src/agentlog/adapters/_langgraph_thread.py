@@ -44,6 +44,7 @@ from agentlog.adapters._langgraph_codec import (
     resolve_strings,
     share_strings,
 )
+from agentlog.adapters._langgraph_compact import compact
 from agentlog.adapters._langgraph_delta import (
     MARK,
     KnownList,
@@ -251,7 +252,9 @@ class Thread:
         return share_strings(tree, self.index.strings)
 
     def _append(self, event_type: str, data: dict[str, Any]) -> int:
-        event = self.session.append(event_type, data, ignorable=True)
+        parent, of = self.index.context(event_type, data)
+        stored = compact(event_type, data, parent=parent, of=of)
+        event = self.session.append(event_type, stored, ignorable=True)
         self.index.apply(event)
         return event.seq
 
@@ -330,12 +333,12 @@ class Thread:
         ordered = sorted(stored.items(), key=lambda kv: writes_sort_key(kv[1].path, *kv[0]))
         writes = []
         for _, write in ordered:
-            tree = self.session.event_at(write.seq).data["writes"][write.position][2]
+            tree = self.index.data[write.seq]["writes"][write.position][2]
             writes.append((write.task, write.channel, self._decode(self._resolved(tree))))
         return writes
 
     def _value(self, ns: str, channel: str, version: Any) -> Any:
-        chain = self.index.chain(self.session, ns, channel, version)
+        chain = self.index.chain(ns, channel, version)
         if chain is None or chain[0].get("empty"):
             return _MISSING
         if "value" in chain[0]:
@@ -369,13 +372,13 @@ class Thread:
         return resolved(tree, self._event_data, self._string)
 
     def _event_data(self, seq: int) -> Any:
-        return self.session.event_at(seq).data
+        return self.index.data[seq]
 
     def _data(self, record: CheckpointRecord) -> Any:
-        return self.session.event_at(record.seq).data
+        return self.index.data[record.seq]
 
     def _decode(self, tree: Any) -> Any:
         return self.serde.loads_typed(decode_tree(tree, self._string))
 
     def _string(self, seq: int, index: int) -> str:
-        return self.index.string(self.session, seq, index)
+        return self.index.string(seq, index)

@@ -1,0 +1,146 @@
+"""The compact stored form of LangGraph events: ids, times, versions and task ids left out.
+
+Each rule is checked both ways: what the compact form leaves out, and that ``expand`` gives
+back the full form exactly — and that a value a rule does not fit is stored in full. Task ids
+are computed with LangGraph's own function, so a LangGraph that hashed them otherwise would
+fail here rather than cost bytes unnoticed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.base import empty_checkpoint
+from langgraph.checkpoint.base.id import uuid6
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.pregel._algo import _xxhash_str
+
+from agentlog import Session
+from agentlog.adapters._langgraph_compact import compact, expand, id_from, id_offset
+from agentlog.adapters._langgraph_index import CHECKPOINT, WRITES
+from agentlog.adapters._langgraph_thread import Thread, session_id
+
+
+def _same(a: Any, b: Any) -> bool:
+    return orjson.dumps(a) == orjson.dumps(b)
+
+
+def test_a_checkpoint_id_is_stored_as_an_offset_from_its_parent() -> None:
+    parent = str(uuid6(clock_seq=7))
+    child = str(uuid6(clock_seq=8))
+    offset = id_offset(child, parent)
+    assert offset is not None
+    assert len(offset) == 2
+    assert id_from(offset, parent) == child
+    jump = str(uuid6(clock_seq=3))
+    back = id_offset(jump, parent)
+    assert back is not None
+    assert back[2] == 3
+    assert id_from(back, parent) == jump
+    assert id_offset("not-a-uuid", parent) is None
+    assert id_offset("0c5fb2f4-5f0b-4b5d-9a3e-5d6c9f1a2b3c", parent) is None  # a v4
+
+
+def _step(parent: str, ts: str, child: str, of: int) -> dict[str, Any]:
+    return {
+        "checkpoint": {"$lg": "step", "set": {"ts": ts, "id": child}, "of": of},
+        "blobs": {
+            "messages": {"v": 9, "base": 8, "items": [{"$lg": "at", "r": [3, 0, 0]}]},
+            "branch:to:agent": {"v": 9, "empty": True},
+            "branch:to:tools": {"v": 9, "value": None},
+            "other": {"v": 4, "value": 1},
+        },
+    }
+
+
+def test_a_step_checkpoint_keeps_only_its_id_offset_ts_offset_and_short_blobs() -> None:
+    parent = str(uuid6(clock_seq=1))
+    checkpoint = empty_checkpoint()  # its ts is taken just before its id, as LangGraph does
+    checkpoint["id"] = str(uuid6(clock_seq=2))
+    full = _step(parent, checkpoint["ts"], checkpoint["id"], 5)
+    stored = compact(CHECKPOINT, full, parent=parent, of=5)
+    assert set(stored) == {"id", "ts", "v", "blobs"}
+    assert isinstance(stored["ts"], int)
+    assert stored["v"] == 9
+    assert stored["blobs"] == {
+        "messages": {"base": 8, "items": [{"$lg": "at", "r": [3, 0, 0]}]},
+        "branch:to:agent": [],
+        "branch:to:tools": [None],
+        "other": {"v": 4, "value": 1},
+    }
+    assert _same(expand(CHECKPOINT, stored, parent=parent, of=5), full)
+
+
+def test_a_checkpoint_a_rule_does_not_fit_is_stored_in_full() -> None:
+    parent = str(uuid6(clock_seq=1))
+    child = str(uuid6(clock_seq=2))
+    local = "2026-01-01T10:00:00.000001+02:00"  # not LangGraph's UTC time: kept as it is
+    stored = compact(CHECKPOINT, _step(parent, local, child, 5), parent=parent, of=5)
+    assert stored["checkpoint"]["set"]["ts"] == local
+    assert "id" not in stored
+    other_base = compact(CHECKPOINT, _step(parent, local, child, 4), parent=parent, of=5)
+    assert other_base["checkpoint"]["of"] == 4
+    plain = {"checkpoint": {"v": 4, "id": "a"}, "metadata": {}, "blobs": {}}
+    assert compact(CHECKPOINT, plain, parent=None, of=None) == plain
+    assert expand(CHECKPOINT, plain, parent=None, of=None) is plain  # a full form as it is
+
+
+def test_a_pulled_task_keeps_only_its_node_and_its_writes_their_channels() -> None:
+    target = str(uuid6(clock_seq=6))
+    step_id = bytes.fromhex(target.replace("-", ""))
+    for name, triggers in (("agent", ["branch:to:agent"]), ("__start__", ["__start__"])):
+        task = _xxhash_str(step_id, name, "7", name, "__pregel_pull", *triggers)
+        full = {
+            "task": task,
+            "path": f"~__pregel_pull, {name}",
+            "writes": [[0, "messages", ["m"]], [1, "branch:to:tools", None]],
+        }
+        stored = compact(WRITES, full, parent=target, of=None)
+        assert stored["pull"] == (name if name == "agent" else [name, name])
+        assert "task" not in stored
+        assert "path" not in stored
+        assert stored["writes"] == [["messages", ["m"]], ["branch:to:tools", None]]
+        assert _same(expand(WRITES, stored, parent=target, of=None), full)
+    earlier = str(uuid6(clock_seq=5))
+    full = {"checkpoint": earlier, "task": "t1", "path": "", "writes": [[-1, "__error__", "x"]]}
+    stored = compact(WRITES, full, parent=target, of=None)
+    assert isinstance(stored["checkpoint"], list)
+    assert stored["task"] == "t1"
+    assert _same(expand(WRITES, stored, parent=target, of=None), full)
+
+
+def test_a_thread_stored_in_full_form_reads_the_same() -> None:
+    """Threads written before the compact form (every event in full form) read as before."""
+    thread = Thread(Session.create(session_id("t"), clock=lambda: 0), JsonPlusSerializer())
+    messages: list[Any] = []
+    parent: str | None = None
+    for version in range(1, 5):
+        config: dict[str, Any] = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        if parent is not None:
+            config["configurable"]["checkpoint_id"] = parent
+            thread.put_writes(config, [("messages", [messages[-1]])], "task", "")  # type: ignore[arg-type]
+        messages = [*messages, HumanMessage(f"q{version}" * 80, id=f"h{version}")]
+        messages.append(AIMessage(f"a{version}", id=f"a{version}"))
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"] = {"messages": messages}
+        checkpoint["channel_versions"] = {"messages": version}
+        thread.put(config, checkpoint, {"step": version}, {"messages": version})  # type: ignore[arg-type]
+        parent = checkpoint["id"]
+    events = thread.session.events
+    assert any(event.data != thread.index.data[event.seq] for event in events)  # compacted
+    old = Session.create(session_id("t"), clock=lambda: 0)
+    for event in events:
+        old.append(event.type, thread.index.data[event.seq], ignorable=True)
+    reread, fresh = Thread(old, JsonPlusSerializer()), Thread(thread.session, JsonPlusSerializer())
+    writes: list[Any] = []
+    for record in fresh.index.by_seq.values():
+        config = {"configurable": {"thread_id": "t", "checkpoint_id": record.id}}
+        expected = fresh.checkpoint_tuple("", record.id, record, config)  # type: ignore[arg-type]
+        found = reread.get("", record.id)
+        assert found is not None
+        assert reread.checkpoint_tuple("", *found, config) == expected  # type: ignore[arg-type]
+        writes.extend(expected.pending_writes or ())
+    assert expected.checkpoint["channel_values"]["messages"] == messages
+    assert writes == [("task", "messages", [messages[index]]) for index in (1, 3, 5)]
