@@ -18,7 +18,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.pregel._algo import _xxhash_str
 
 from agentlog import Session
-from agentlog.adapters._langgraph_compact import compact, expand, id_from, id_offset
+from agentlog.adapters._langgraph_compact import Context, compact, expand, id_from, id_offset
 from agentlog.adapters._langgraph_index import CHECKPOINT, WRITES
 from agentlog.adapters._langgraph_thread import Thread, session_id
 
@@ -60,31 +60,38 @@ def test_a_step_checkpoint_keeps_only_its_id_offset_ts_offset_and_short_blobs() 
     checkpoint = empty_checkpoint()  # its ts is taken just before its id, as LangGraph does
     checkpoint["id"] = str(uuid6(clock_seq=2))
     full = _step(parent, checkpoint["ts"], checkpoint["id"], 5)
-    stored = compact(CHECKPOINT, full, parent=parent, of=5)
-    assert set(stored) == {"id", "ts", "v", "blobs"}
+    metadata = {"$lg": "patch", "set": {"source": "input"}}
+    full = {"checkpoint": full["checkpoint"], "metadata": metadata, "blobs": full["blobs"]}
+    context = Context(parent=parent, of=5, versions={"messages": 8})
+    stored = compact(CHECKPOINT, full, context)
+    assert set(stored) == {"id", "ts", "m", "v", "blobs"}
     assert isinstance(stored["ts"], int)
     assert stored["v"] == 9
+    assert stored["m"] == {"source": "input"}
     assert stored["blobs"] == {
-        "messages": {"base": 8, "items": [{"$lg": "at", "r": [3, 0, 0]}]},
+        "messages": {"+": [{"$lg": "at", "r": [3, 0, 0]}]},  # on the channel's last version
         "branch:to:agent": [],
         "branch:to:tools": [None],
         "other": {"v": 4, "value": 1},
     }
-    assert _same(expand(CHECKPOINT, stored, parent=parent, of=5), full)
+    assert _same(expand(CHECKPOINT, stored, context), full)
+    elsewhere = compact(CHECKPOINT, full, Context(parent=parent, of=5, versions={"messages": 7}))
+    assert elsewhere["blobs"]["messages"] == {"base": 8, "items": [{"$lg": "at", "r": [3, 0, 0]}]}
 
 
 def test_a_checkpoint_a_rule_does_not_fit_is_stored_in_full() -> None:
     parent = str(uuid6(clock_seq=1))
     child = str(uuid6(clock_seq=2))
     local = "2026-01-01T10:00:00.000001+02:00"  # not LangGraph's UTC time: kept as it is
-    stored = compact(CHECKPOINT, _step(parent, local, child, 5), parent=parent, of=5)
+    context = Context(parent=parent, of=5)
+    stored = compact(CHECKPOINT, _step(parent, local, child, 5), context)
     assert stored["checkpoint"]["set"]["ts"] == local
     assert "id" not in stored
-    other_base = compact(CHECKPOINT, _step(parent, local, child, 4), parent=parent, of=5)
+    other_base = compact(CHECKPOINT, _step(parent, local, child, 4), context)
     assert other_base["checkpoint"]["of"] == 4
     plain = {"checkpoint": {"v": 4, "id": "a"}, "metadata": {}, "blobs": {}}
-    assert compact(CHECKPOINT, plain, parent=None, of=None) == plain
-    assert expand(CHECKPOINT, plain, parent=None, of=None) is plain  # a full form as it is
+    assert compact(CHECKPOINT, plain, Context()) == plain
+    assert expand(CHECKPOINT, plain, Context()) is plain  # a full form as it is
 
 
 def test_a_pulled_task_keeps_only_its_node_and_its_writes_their_channels() -> None:
@@ -97,18 +104,24 @@ def test_a_pulled_task_keeps_only_its_node_and_its_writes_their_channels() -> No
             "path": f"~__pregel_pull, {name}",
             "writes": [[0, "messages", ["m"]], [1, "branch:to:tools", None]],
         }
-        stored = compact(WRITES, full, parent=target, of=None)
+        stored = compact(WRITES, full, Context(recent=[target]))
         assert stored["pull"] == (name if name == "agent" else [name, name])
         assert "task" not in stored
         assert "path" not in stored
         assert stored["writes"] == [["messages", ["m"]], ["branch:to:tools", None]]
-        assert _same(expand(WRITES, stored, parent=target, of=None), full)
-    earlier = str(uuid6(clock_seq=5))
-    full = {"checkpoint": earlier, "task": "t1", "path": "", "writes": [[-1, "__error__", "x"]]}
-    stored = compact(WRITES, full, parent=target, of=None)
-    assert isinstance(stored["checkpoint"], list)
-    assert stored["task"] == "t1"
-    assert _same(expand(WRITES, stored, parent=target, of=None), full)
+        assert _same(expand(WRITES, stored, Context(recent=[target])), full)
+    earlier, later = str(uuid6(clock_seq=4)), str(uuid6(clock_seq=7))
+    context = Context(recent=[earlier, target])
+    for other, kept in ((later, [later, target]), (earlier, 1)):
+        full = {"checkpoint": other, "task": "t1", "path": "", "writes": [[-1, "__error__", "x"]]}
+        stored = compact(WRITES, full, context)
+        assert stored["task"] == "t1"
+        assert stored["writes"] == full["writes"]  # idx -1 is not the position
+        if isinstance(kept, list):  # the next checkpoint, not stored yet: an id offset
+            assert id_from(stored["checkpoint"], target) == other
+        else:  # a checkpoint stored before: its position back from the last one
+            assert stored["checkpoint"] == kept
+        assert _same(expand(WRITES, stored, context), full)
 
 
 def test_a_thread_stored_in_full_form_reads_the_same() -> None:

@@ -113,9 +113,9 @@ def test_a_task_write_stored_after_the_checkpoint_holding_it_refers_to_the_check
     driver.thread.put_writes(earlier, [("messages", [result])], "task", "")
     (entry,) = driver.last_data()["writes"]
     (item,) = entry[2]
-    assert item == {
+    assert item == {  # [seq, "blobs", "messages", "items", 0], written short
         "$lg": "at",
-        "r": [driver.thread.session.events[-2].seq, "blobs", "messages", "items", 0],
+        "r": [driver.thread.session.events[-2].seq, "messages", 0],
     }
     found = driver.thread.get("", earlier["configurable"]["checkpoint_id"])
     assert found is not None
@@ -163,7 +163,8 @@ def test_metadata_one_step_on_is_left_out_and_other_metadata_is_a_patch() -> Non
         checkpoint["channel_versions"] = {"messages": version}
         driver.thread.put(driver.config(), checkpoint, meta, {"messages": version})  # type: ignore[arg-type]
         driver.parent = checkpoint["id"]
-    stored = [event.data.get("metadata") for event in driver.thread.session.events]
+    events = driver.thread.session.events
+    stored = [driver.thread.index.data[event.seq].get("metadata") for event in events]
     assert stored[3] == metadata[0]  # a patch would be longer
     assert stored[4] == {"$lg": "patch", "set": {"source": "input"}}
     fresh = Thread(driver.thread.session, JsonPlusSerializer())  # read from the events alone

@@ -36,13 +36,15 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 import orjson
 from xxhash import xxh3_128_hexdigest
 
-__all__ = ["compact", "expand", "id_from", "id_offset"]
+__all__ = ["RECENT", "Context", "compact", "expand", "id_from", "id_offset"]
 
 CHECKPOINT: Final = "langgraph/checkpoint"
 WRITES: Final = "langgraph/writes"
@@ -52,6 +54,22 @@ _UNIX: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND: Final = timedelta(microseconds=1)
 _PULL: Final = "~__pregel_pull, "
 _SEQ_MASK: Final = 0x3FFF
+RECENT: Final = 16
+"""A write target among this many previous checkpoints of its namespace is named by position."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Context:
+    """What the compact form of one event is relative to: the thread's events before it."""
+
+    parent: str | None = None
+    """A checkpoint's parent id."""
+    of: int | None = None
+    """The seq of the parent's checkpoint event."""
+    recent: Sequence[str] = ()
+    """The namespace's checkpoint ids in log order (the last ``RECENT`` at least)."""
+    versions: Mapping[str, Any] | None = None
+    """Channel → the version of its last blob in the namespace."""
 
 
 def _uuid6(text: Any) -> tuple[int, int, int] | None:
@@ -135,7 +153,8 @@ def _pull_task(checkpoint_id: str, ns: str, name: str, triggers: list[str]) -> s
 # --- checkpoint events --------------------------------------------------------------------
 
 
-def _compact_checkpoint(data: dict[str, Any], parent: str | None, of: int | None) -> Any:
+def _compact_checkpoint(data: dict[str, Any], context: Context) -> Any:
+    parent, of = context.parent, context.of
     stored: dict[str, Any] = {}
     tree = data["checkpoint"]
     step = (
@@ -160,32 +179,49 @@ def _compact_checkpoint(data: dict[str, Any], parent: str | None, of: int | None
             stored["checkpoint"] = {"$lg": "step", "set": changed, **rest}
     else:
         stored["checkpoint"] = tree
-    if "metadata" in data:
-        stored["metadata"] = data["metadata"]
+    metadata = data.get("metadata")
+    if isinstance(metadata, dict) and list(metadata) == ["$lg", "set"] and _patch(metadata):
+        stored["m"] = metadata["set"]
+    elif "metadata" in data:
+        stored["metadata"] = metadata
     blobs = data["blobs"]
     versions = Counter(orjson.dumps(blob["v"]) for blob in blobs.values())
     if versions:
         common = orjson.loads(versions.most_common(1)[0][0])
         stored["v"] = common
-        stored["blobs"] = {channel: _short_blob(blob, common) for channel, blob in blobs.items()}
+        last = context.versions or {}
+        stored["blobs"] = {
+            channel: _short_blob(blob, common, last.get(channel, _NONE))
+            for channel, blob in blobs.items()
+        }
     else:
         stored["blobs"] = blobs
     return stored
 
 
-def _short_blob(blob: dict[str, Any], common: Any) -> Any:
+_NONE: Final = object()
+
+
+def _patch(tree: dict[str, Any]) -> bool:
+    return tree["$lg"] == "patch" and isinstance(tree["set"], dict)
+
+
+def _short_blob(blob: dict[str, Any], common: Any, last: Any) -> Any:
     if orjson.dumps(blob["v"]) != orjson.dumps(common):
         return blob
     if len(blob) == 2 and blob.get("empty") is True:
         return []
     if len(blob) == 2 and "value" in blob:
         return [blob["value"]]
+    if list(blob) == ["v", "base", "items"] and last is not _NONE and blob["base"] == last:
+        return {"+": blob["items"]}
     return {key: value for key, value in blob.items() if key != "v"}
 
 
-def _expand_checkpoint(data: dict[str, Any], parent: str | None, of: int | None) -> Any:
+def _expand_checkpoint(data: dict[str, Any], context: Context) -> Any:
+    parent, of = context.parent, context.of
     offset = data.get("id")
-    if "v" not in data and not isinstance(offset, list):
+    if "v" not in data and "m" not in data and not isinstance(offset, list):
         return data
     full: dict[str, Any] = {}
     for key in ("id", "ns", "parent"):
@@ -201,35 +237,45 @@ def _expand_checkpoint(data: dict[str, Any], parent: str | None, of: int | None)
         full["checkpoint"] = {"$lg": "step", "set": changed, **rest, "of": of}
     else:
         full["checkpoint"] = data["checkpoint"]
-    if "metadata" in data:
+    if "m" in data:
+        full["metadata"] = {"$lg": "patch", "set": data["m"]}
+    elif "metadata" in data:
         full["metadata"] = data["metadata"]
     if "v" in data:
-        common = data["v"]
+        common, last = data["v"], context.versions or {}
         full["blobs"] = {
-            channel: _long_blob(blob, common) for channel, blob in data["blobs"].items()
+            channel: _long_blob(blob, common, last, channel)
+            for channel, blob in data["blobs"].items()
         }
     else:
         full["blobs"] = data["blobs"]
     return full
 
 
-def _long_blob(blob: Any, common: Any) -> Any:
+def _long_blob(blob: Any, common: Any, last: Mapping[str, Any], channel: str) -> Any:
     if isinstance(blob, list):
         return {"v": common, "value": blob[0]} if blob else {"v": common, "empty": True}
+    if "+" in blob:
+        return {"v": common, "base": last[channel], "items": blob["+"]}
     return blob if "v" in blob else {"v": common, **blob}
 
 
 # --- writes events ------------------------------------------------------------------------
 
 
-def _compact_writes(data: dict[str, Any], last: str | None) -> Any:
+def _compact_writes(data: dict[str, Any], context: Context) -> Any:
+    recent = context.recent
+    last = recent[-1] if recent else None
     stored: dict[str, Any] = {}
     if "ns" in data:
         stored["ns"] = data["ns"]
     target = data.get("checkpoint", last)
     if "checkpoint" in data:
-        offset = id_offset(data["checkpoint"], last) if last is not None else None
-        stored["checkpoint"] = data["checkpoint"] if offset is None else offset
+        back = next(
+            (k for k in range(1, min(RECENT, len(recent))) if recent[-1 - k] == target), None
+        )
+        offset = id_offset(target, last) if back is None and last is not None else None
+        stored["checkpoint"] = back or offset or target
     path = data["path"]
     name = path[len(_PULL) :] if type(path) is str and path.startswith(_PULL) else None
     pulled = None
@@ -249,13 +295,15 @@ def _compact_writes(data: dict[str, Any], last: str | None) -> Any:
     return stored
 
 
-def _expand_writes(data: dict[str, Any], last: str | None) -> Any:
+def _expand_writes(data: dict[str, Any], context: Context) -> Any:
     if (
         "pull" not in data
-        and not isinstance(data.get("checkpoint"), list)
+        and type(data.get("checkpoint", "")) is str
         and all(len(entry) == 3 for entry in data["writes"])
     ):
         return data
+    recent = context.recent
+    last = recent[-1] if recent else None
     full: dict[str, Any] = {}
     if "ns" in data:
         full["ns"] = data["ns"]
@@ -264,6 +312,8 @@ def _expand_writes(data: dict[str, Any], last: str | None) -> Any:
         if last is None:
             raise ValueError("a compact writes event without a previous checkpoint")
         target = full["checkpoint"] = id_from(target, last)
+    elif type(target) is int:  # the target-th checkpoint before the last
+        target = full["checkpoint"] = recent[-1 - target]
     elif "checkpoint" in data:
         full["checkpoint"] = target
     if "pull" in data:
@@ -286,41 +336,37 @@ def _expand_writes(data: dict[str, Any], last: str | None) -> Any:
 # --- both ---------------------------------------------------------------------------------
 
 
-def compact(
-    event_type: str, data: dict[str, Any], *, parent: str | None, of: int | None
-) -> dict[str, Any]:
+def compact(event_type: str, data: dict[str, Any], context: Context) -> dict[str, Any]:
     """The stored form of a full-form event: compacted when ``expand`` gives ``data`` back.
 
     Args:
         event_type: The event type (other types are stored as they are).
         data: The full form.
-        parent: A checkpoint's parent id; for writes, the namespace's previous checkpoint.
-        of: The seq of the parent's checkpoint event (checkpoints only).
+        context: What the event is relative to (``ThreadIndex.context``).
     """
     if event_type == CHECKPOINT:
-        stored = _compact_checkpoint(data, parent, of)
+        stored = _compact_checkpoint(data, context)
     elif event_type == WRITES:
-        stored = _compact_writes(data, parent)
+        stored = _compact_writes(data, context)
     else:
         return data
     try:
-        same = orjson.dumps(expand(event_type, stored, parent=parent, of=of)) == orjson.dumps(data)
+        same = orjson.dumps(expand(event_type, stored, context)) == orjson.dumps(data)
     except (ValueError, KeyError, TypeError, IndexError):
         same = False
     return stored if same else data
 
 
-def expand(event_type: str, data: Any, *, parent: str | None, of: int | None) -> Any:
+def expand(event_type: str, data: Any, context: Context) -> Any:
     """The full form of a stored event (an event in full form already is returned as is).
 
     Args:
         event_type: The event type.
         data: The stored data.
-        parent: As for ``compact``, from the thread's events before this one.
-        of: As for ``compact``.
+        context: As for ``compact``, from the thread's events before this one.
     """
     if event_type == CHECKPOINT:
-        return _expand_checkpoint(data, parent, of)
+        return _expand_checkpoint(data, context)
     if event_type == WRITES:
-        return _expand_writes(data, parent)
+        return _expand_writes(data, context)
     return data

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from agentlog.adapters._langgraph_codec import long_strings
-from agentlog.adapters._langgraph_compact import expand
+from agentlog.adapters._langgraph_compact import RECENT, Context, expand
 from agentlog.adapters._langgraph_delta import is_patch
 from agentlog.events import Event
 
@@ -111,26 +111,30 @@ class ThreadIndex:
     """Event seq → the full form of its data (``_langgraph_compact.expand``)."""
     seq_of: dict[tuple[str, str], int] = field(default_factory=dict)
     """``(ns, checkpoint id)`` → seq of its last checkpoint event (removed ones included)."""
+    recent: dict[str, list[str]] = field(default_factory=dict)
+    """Namespace → its last checkpoint ids in log order (``RECENT`` to ``2 * RECENT``)."""
+    versions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Namespace → channel → the version of its last blob in log order."""
     _string_lists: dict[int, list[str]] = field(default_factory=dict)
 
-    def context(self, event_type: str, data: Any) -> tuple[str | None, int | None]:
-        """What the compact form of an event appended next is relative to.
-
-        A checkpoint's parent id and the seq of the parent's event; for writes, the id of the
-        namespace's previous checkpoint (and ``None``).
-        """
+    def context(self, event_type: str, data: Any) -> Context:
+        """What the compact form of an event appended next is relative to."""
         ns = data.get("ns", "")
         if event_type != CHECKPOINT:
-            return self.last_id.get(ns), None
+            return Context(recent=self.recent.get(ns, ()))
         parent = data["parent"] if "parent" in data else self.last_id.get(ns)
-        return parent, None if parent is None else self.seq_of.get((ns, parent))
+        return Context(
+            parent=parent,
+            of=None if parent is None else self.seq_of.get((ns, parent)),
+            versions=self.versions.get(ns),
+        )
 
     def apply(self, event: Event) -> None:
         """Fold one event of the thread's log (other event types are ignored)."""
         data = event.data
         if event.type in (CHECKPOINT, WRITES):
-            parent, of = self.context(event.type, data)
-            data = self.data[event.seq] = expand(event.type, data, parent=parent, of=of)
+            context = self.context(event.type, data)
+            data = self.data[event.seq] = expand(event.type, data, context)
         if event.type == CHECKPOINT:
             ns = data.get("ns", "")
             checkpoint_id = checkpoint_id_of(data)
@@ -145,8 +149,14 @@ class ThreadIndex:
             self.by_seq[event.seq] = record
             self.seq_of[(ns, record.id)] = event.seq
             self.last_id[ns] = record.id
+            recent = self.recent.setdefault(ns, [])
+            recent.append(record.id)
+            if len(recent) >= 2 * RECENT:
+                del recent[:RECENT]
+            versions = self.versions.setdefault(ns, {})
             for channel, blob in data["blobs"].items():
                 self.blobs[(ns, channel, blob["v"])] = event.seq
+                versions[channel] = blob["v"]
         elif event.type == WRITES:
             ns = data.get("ns", "")
             target = data["checkpoint"] if "checkpoint" in data else self.last_id[ns]

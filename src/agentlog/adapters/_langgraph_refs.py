@@ -16,8 +16,11 @@ same class and constructor keywords, stored whole) with the fields that differ: 
 content and id rather than its class path and every default field again. That is the same
 ``"at"`` reference; it names a whole tree, so following one never goes further than that.
 
-A path into a task's write, ``[seq, "writes", k, 2, ...]``, is stored as ``[seq, k, ...]``: the
-first key of a full path is a string, so the two never meet.
+Two paths are stored short: into a task's write, ``[seq, "writes", k, 2, ...]`` as
+``[seq, k, ...]``, and into a list item of a checkpoint, ``[seq, "blobs", channel, "items", i,
+...]`` as ``[seq, channel, i, ...]`` (not for a channel named ``"writes"``). The keys of a full
+path are ``"blobs"`` or ``"writes"`` then a string or ``"writes"`` then an int, so the forms
+never meet.
 """
 
 from __future__ import annotations
@@ -53,8 +56,16 @@ def _same_keys(value: dict[Any, Any], tree: Any) -> bool:
 
 
 def _short(path: list[Any]) -> list[Any]:
-    """A path into a task's write ``[seq, "writes", k, 2, ...]`` as ``[seq, k, ...]``."""
+    """A path in its short form, when it has one (see the module docstring)."""
     if len(path) >= 4 and path[1] == "writes" and type(path[2]) is int and path[3] == 2:
+        return [path[0], path[2], *path[4:]]
+    if (
+        len(path) >= 5
+        and path[1] == "blobs"
+        and path[2] != "writes"
+        and path[3] == "items"
+        and type(path[4]) is int
+    ):
         return [path[0], path[2], *path[4:]]
     return path
 
@@ -169,6 +180,9 @@ def resolved(tree: Any, data_at: Callable[[int], Any], string: Resolve) -> Any:
         target = data_at(seq)
         if path and type(path[0]) is int:  # a write's value, [seq, k, ...] (see ``_short``)
             target = target["writes"][path[0]][2]
+            path = path[1:]
+        elif len(path) >= 2 and type(path[1]) is int and path[0] != "writes":
+            target = target["blobs"][path[0]]["items"]  # a list item, [seq, channel, i, ...]
             path = path[1:]
         for key in path:
             target = target[key]

@@ -252,8 +252,7 @@ class Thread:
         return share_strings(tree, self.index.strings)
 
     def _append(self, event_type: str, data: dict[str, Any]) -> int:
-        parent, of = self.index.context(event_type, data)
-        stored = compact(event_type, data, parent=parent, of=of)
+        stored = compact(event_type, data, self.index.context(event_type, data))
         event = self.session.append(event_type, stored, ignorable=True)
         self.index.apply(event)
         return event.seq
