@@ -62,10 +62,10 @@ def test_a_step_checkpoint_keeps_only_its_id_offset_ts_offset_and_short_blobs() 
     full = _step(parent, checkpoint["ts"], checkpoint["id"], 5)
     metadata = {"$lg": "patch", "set": {"source": "input"}}
     full = {"checkpoint": full["checkpoint"], "metadata": metadata, "blobs": full["blobs"]}
-    context = Context(parent=parent, of=5, versions={"messages": 8})
+    context = Context(parent=parent, of=5, versions={"messages": 8}, top=7)
     stored = compact(CHECKPOINT, full, context)
-    assert set(stored) == {"id", "ts", "m", "v", "blobs"}
-    assert isinstance(stored["ts"], int)
+    assert set(stored) == {"id", "m", "v", "blobs"}
+    assert type(stored["id"][2]) is int  # the ts, in microseconds from the id's time
     assert stored["v"] == 9
     assert stored["m"] == {"source": "input"}
     assert stored["blobs"] == {
@@ -77,6 +77,10 @@ def test_a_step_checkpoint_keeps_only_its_id_offset_ts_offset_and_short_blobs() 
     assert _same(expand(CHECKPOINT, stored, context), full)
     elsewhere = compact(CHECKPOINT, full, Context(parent=parent, of=5, versions={"messages": 7}))
     assert elsewhere["blobs"]["messages"] == {"base": 8, "items": [{"$lg": "at", "r": [3, 0, 0]}]}
+    next_up = Context(parent=parent, of=5, versions={"messages": 8}, top=8)
+    implied = compact(CHECKPOINT, full, next_up)
+    assert "v" not in implied  # 9 is one above every version so far: LangGraph's next one
+    assert _same(expand(CHECKPOINT, implied, next_up), full)
 
 
 def test_a_checkpoint_a_rule_does_not_fit_is_stored_in_full() -> None:
@@ -97,7 +101,8 @@ def test_a_checkpoint_a_rule_does_not_fit_is_stored_in_full() -> None:
 def test_a_pulled_task_keeps_only_its_node_and_its_writes_their_channels() -> None:
     target = str(uuid6(clock_seq=6))
     step_id = bytes.fromhex(target.replace("-", ""))
-    for name, triggers in (("agent", ["branch:to:agent"]), ("__start__", ["__start__"])):
+    cases = (("agent", ["branch:to:agent"]), ("__start__", ["__start__"]), ("agent", ["agent"]))
+    for name, triggers in cases:
         task = _xxhash_str(step_id, name, "7", name, "__pregel_pull", *triggers)
         full = {
             "task": task,
@@ -105,7 +110,8 @@ def test_a_pulled_task_keeps_only_its_node_and_its_writes_their_channels() -> No
             "writes": [[0, "messages", ["m"]], [1, "branch:to:tools", None]],
         }
         stored = compact(WRITES, full, Context(recent=[target]))
-        assert stored["pull"] == (name if name == "agent" else [name, name])
+        default = triggers != ["agent"]  # StateGraph's own trigger of the node: left out
+        assert stored["pull"] == (name if default else [name, *triggers])
         assert "task" not in stored
         assert "path" not in stored
         assert stored["writes"] == [["messages", ["m"]], ["branch:to:tools", None]]

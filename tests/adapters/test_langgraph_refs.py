@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentlog.adapters._langgraph_refs import GENERATIONS, SHAPES, StoredObjects, resolved
+from agentlog.adapters._langgraph_refs import GENERATIONS, SHAPES, StoredObjects, _short, resolved
 
 
 class _Message:
@@ -28,7 +28,7 @@ def test_the_same_object_becomes_a_path_and_resolves_to_its_tree() -> None:
     changed = _ext("hi", id="a1")
     stored = objects.refer([message, other], [changed, _ext("new")])
     assert stored == [
-        {"$lg": "at", "r": [7, "blobs", "in", "value", "messages", 0], "set": {"id": "a1"}},
+        {"$lg": "at", "r": [7, "in", "messages", 0], "set": {"id": "a1"}},  # a short path
         _ext("new"),  # another object, whose reference would be longer than its tree
     ]
     events = {7: {"blobs": {"in": {"value": written}}}}
@@ -87,3 +87,31 @@ def test_only_the_last_stored_shapes_are_templates() -> None:
         other = _ext("x", **{f"field{index}": None})
         objects.remember(_Message(), other, other, [2 + index, "writes", 0, 2])
     assert objects.refer(_Message(), same_shape) == same_shape  # its template was forgotten
+
+
+def test_short_paths_name_the_same_trees_as_full_ones() -> None:
+    data = {
+        "blobs": {
+            "messages": {"items": ["m0", "m1"]},
+            "__start__": {"value": {"messages": ["s0"]}},
+            "writes": {"items": ["w0"]},
+            "blobs": {"value": ["b0"]},
+            "list": {"value": ["l0"]},
+        },
+        "writes": [[0, "messages", ["x0"]]],
+    }
+    paths = [
+        (["writes", 0, 2, 0], [0, 0]),
+        (["blobs", "messages", "items", 1], ["messages", 1]),
+        (["blobs", "__start__", "value", "messages", 0], ["__start__", "messages", 0]),
+        (["blobs", "writes", "items", 0], None),  # would read as a write
+        (["blobs", "blobs", "value", 0], None),  # would read as a full path
+        (["blobs", "list", "value", 0], None),  # would read as a list item
+    ]
+    for path, short in paths:
+        assert _short([7, *path]) == [7, *(short or path)]
+        ref = {"$lg": "at", "r": [7, *(short or path)]}
+        target: Any = data
+        for key in path:
+            target = target[key]
+        assert resolved(ref, {7: data}.__getitem__, _no_strings) == target

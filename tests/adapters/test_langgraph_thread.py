@@ -134,7 +134,7 @@ def test_a_message_in_an_input_value_is_stored_once() -> None:
     driver.version = 1
     driver.put([question])
     (item,) = driver.last_blob()["items"]
-    assert item["r"][1:] == ["blobs", "__start__", "value", "messages", 0]
+    assert item["r"][1:] == ["__start__", "messages", 0]  # short for "blobs", _, "value", ...
     assert driver.read().checkpoint["channel_values"]["messages"] == [question]
 
 

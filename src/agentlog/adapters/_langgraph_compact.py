@@ -8,18 +8,22 @@ not hold for some value — another id scheme, a time zone, a LangGraph that has
 otherwise — only costs bytes, never changes what is read. Events stored before these rules
 have none of their keys and are their own full form.
 
-Checkpoint events (``"v"`` at the top, or ``"id"`` a list):
+Checkpoint events (``"v"`` or ``"m"`` at the top, or ``"id"`` a list):
 
-* ``"id": [dt, node]`` (or ``[dt, node, seq]``) — the checkpoint id, a UUID v6 as LangGraph
-  makes them (``uuid6(clock_seq=step)``), as its parent's id moved by ``dt`` (in 100 ns),
-  with clock sequence the parent's plus one (else ``seq``) and random ``node`` (hex);
-* ``"ts": offset`` — the checkpoint's ``ts``, ``offset`` microseconds from its id's time
-  (LangGraph takes both within microseconds of each other);
+* ``"id": [dt, node, ts]`` (or ``[dt, node, ts, seq]``) — the checkpoint id, a UUID v6 as
+  LangGraph makes them (``uuid6(clock_seq=step)``): its parent's id moved by ``dt`` (in
+  100 ns), with clock sequence the parent's plus one (else ``seq``) and random ``node``
+  (hex); and its ``ts``, ``ts`` microseconds from the id's time (LangGraph takes both within
+  microseconds of each other);
 * ``"checkpoint"`` then leaves out the ``ts``, the ``id`` and the ``"of"`` of a ``"step"``
   patch of the parent, and is left out itself when nothing else changed;
-* ``"v": version`` — the version shared by the blobs (most often all of them): a blob without
-  ``"v"`` has it, and a blob ``[]`` is ``{"v": version, "empty": true}``, ``[value]`` is
-  ``{"v": version, "value": value}``.
+* ``"m": set`` — metadata ``{"$lg": "patch", "set": set}``;
+* ``"v": version`` — the version shared by the blobs (most often all of them), left out with a
+  compact id when it is one above every blob version of the namespace so far (LangGraph's
+  next version of int versions): a blob without ``"v"`` has it, and a blob ``[]`` is
+  ``{"v": version, "empty": true}``, ``[value]`` is ``{"v": version, "value": value}``, and
+  ``{"+": items}`` is ``{"v": version, "base": last, "items": items}``, ``last`` the version
+  of the channel's previous blob in the namespace.
 
 Writes events:
 
@@ -28,7 +32,9 @@ Writes events:
 * ``"pull": name`` (or ``[name, trigger, ...]``) — for the task of node ``name`` that LangGraph
   pulled (its ``task_path`` ``"~__pregel_pull, name"``), whose ``task`` id LangGraph derives
   from the checkpoint id, the namespace, the step (the checkpoint id's clock sequence plus
-  one), the node and its triggers (by default ``"branch:to:<name>"``): both are left out;
+  one), the node and its triggers (by default ``"branch:to:<name>"``, ``"__start__"`` for the
+  ``__start__`` node): both are left out;
+* ``"checkpoint": k`` — the target is the ``k``-th checkpoint before the namespace's last;
 * a write ``[channel, tree]`` is ``[position, channel, tree]`` (its idx is its position).
 """
 
@@ -70,6 +76,8 @@ class Context:
     """The namespace's checkpoint ids in log order (the last ``RECENT`` at least)."""
     versions: Mapping[str, Any] | None = None
     """Channel → the version of its last blob in the namespace."""
+    top: int | None = None
+    """The highest int version of a blob in the namespace."""
 
 
 def _uuid6(text: Any) -> tuple[int, int, int] | None:
@@ -150,6 +158,11 @@ def _pull_task(checkpoint_id: str, ns: str, name: str, triggers: list[str]) -> s
     return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
 
 
+def _triggers(name: str) -> list[str]:
+    """The channels that trigger node ``name`` in a ``StateGraph``, LangGraph's default."""
+    return ["__start__"] if name == "__start__" else [f"branch:to:{name}"]
+
+
 # --- checkpoint events --------------------------------------------------------------------
 
 
@@ -168,11 +181,11 @@ def _compact_checkpoint(data: dict[str, Any], context: Context) -> Any:
     offset = id_offset(tree["set"]["id"], parent) if step else None
     ts = None if offset is None else _ts_offset(tree["set"]["ts"], tree["set"]["id"])
     if offset is not None and ts is not None:
-        stored.update(id=offset, ts=ts)
+        stored["id"] = [*offset[:2], ts, *offset[2:]]
     for key in ("id", "ns", "parent"):
         if key in data:
             stored[key] = data[key]
-    if "ts" in stored:
+    if "id" in stored and "id" not in data:
         rest = {key: value for key, value in tree.items() if key not in ("$lg", "set", "of")}
         changed = {key: value for key, value in tree["set"].items() if key not in ("ts", "id")}
         if changed or rest:
@@ -188,7 +201,8 @@ def _compact_checkpoint(data: dict[str, Any], context: Context) -> Any:
     versions = Counter(orjson.dumps(blob["v"]) for blob in blobs.values())
     if versions:
         common = orjson.loads(versions.most_common(1)[0][0])
-        stored["v"] = common
+        if "id" not in stored or "id" in data or common != _next_version(context):
+            stored["v"] = common
         last = context.versions or {}
         stored["blobs"] = {
             channel: _short_blob(blob, common, last.get(channel, _NONE))
@@ -200,6 +214,11 @@ def _compact_checkpoint(data: dict[str, Any], context: Context) -> Any:
 
 
 _NONE: Final = object()
+
+
+def _next_version(context: Context) -> int | None:
+    """The version LangGraph gives the channels a step writes: one above every other."""
+    return None if context.top is None else context.top + 1
 
 
 def _patch(tree: dict[str, Any]) -> bool:
@@ -221,18 +240,19 @@ def _short_blob(blob: dict[str, Any], common: Any, last: Any) -> Any:
 def _expand_checkpoint(data: dict[str, Any], context: Context) -> Any:
     parent, of = context.parent, context.of
     offset = data.get("id")
-    if "v" not in data and "m" not in data and not isinstance(offset, list):
+    compact_id = isinstance(offset, list)
+    if "v" not in data and "m" not in data and not compact_id:
         return data
     full: dict[str, Any] = {}
     for key in ("id", "ns", "parent"):
-        if key in data and not (key == "id" and isinstance(offset, list)):
+        if key in data and not (key == "id" and compact_id):
             full[key] = data[key]
-    if isinstance(offset, list):
+    if compact_id:
         if parent is None or of is None:
             raise ValueError("a compact checkpoint event without its parent checkpoint")
-        checkpoint_id = id_from(offset, parent)
+        checkpoint_id = id_from([offset[0], offset[1], *offset[3:]], parent)
         tree = data.get("checkpoint", {"$lg": "step", "set": {}})
-        changed = {"ts": _ts_from(data["ts"], checkpoint_id), "id": checkpoint_id, **tree["set"]}
+        changed = {"ts": _ts_from(offset[2], checkpoint_id), "id": checkpoint_id, **tree["set"]}
         rest = {key: value for key, value in tree.items() if key not in ("$lg", "set")}
         full["checkpoint"] = {"$lg": "step", "set": changed, **rest, "of": of}
     else:
@@ -241,8 +261,9 @@ def _expand_checkpoint(data: dict[str, Any], context: Context) -> Any:
         full["metadata"] = {"$lg": "patch", "set": data["m"]}
     elif "metadata" in data:
         full["metadata"] = data["metadata"]
-    if "v" in data:
-        common, last = data["v"], context.versions or {}
+    if data["blobs"] and ("v" in data or compact_id):
+        common = data["v"] if "v" in data else _next_version(context)
+        last = context.versions or {}
         full["blobs"] = {
             channel: _long_blob(blob, common, last, channel)
             for channel, blob in data["blobs"].items()
@@ -280,10 +301,14 @@ def _compact_writes(data: dict[str, Any], context: Context) -> Any:
     name = path[len(_PULL) :] if type(path) is str and path.startswith(_PULL) else None
     pulled = None
     if name is not None and isinstance(target, str) and _uuid6(target) is not None:
-        for triggers in ([f"branch:to:{name}"], [name]):
-            if _pull_task(target, data.get("ns", ""), name, triggers) == data["task"]:
-                pulled = name if triggers[0] != name else [name, *triggers]
-                break
+        ns = data.get("ns", "")
+        if _pull_task(target, ns, name, _triggers(name)) == data["task"]:
+            pulled = name
+        else:
+            for triggers in ([f"branch:to:{name}"], [name]):
+                if _pull_task(target, ns, name, triggers) == data["task"]:
+                    pulled = [name, *triggers]
+                    break
     if pulled is None:
         stored.update(task=data["task"], path=path)
     else:
@@ -321,7 +346,7 @@ def _expand_writes(data: dict[str, Any], context: Context) -> Any:
         name, triggers = (pulled[0], pulled[1:]) if isinstance(pulled, list) else (pulled, [])
         if target is None:
             raise ValueError("a compact writes event without its checkpoint")
-        triggers = triggers or [f"branch:to:{name}"]
+        triggers = triggers or _triggers(name)
         full["task"] = _pull_task(target, data.get("ns", ""), name, triggers)
         full["path"] = _PULL + name
     else:

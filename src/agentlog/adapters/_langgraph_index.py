@@ -115,6 +115,8 @@ class ThreadIndex:
     """Namespace → its last checkpoint ids in log order (``RECENT`` to ``2 * RECENT``)."""
     versions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Namespace → channel → the version of its last blob in log order."""
+    top: dict[str, int] = field(default_factory=dict)
+    """Namespace → the highest int version of its blobs."""
     _string_lists: dict[int, list[str]] = field(default_factory=dict)
 
     def context(self, event_type: str, data: Any) -> Context:
@@ -127,6 +129,7 @@ class ThreadIndex:
             parent=parent,
             of=None if parent is None else self.seq_of.get((ns, parent)),
             versions=self.versions.get(ns),
+            top=self.top.get(ns),
         )
 
     def apply(self, event: Event) -> None:
@@ -156,7 +159,9 @@ class ThreadIndex:
             versions = self.versions.setdefault(ns, {})
             for channel, blob in data["blobs"].items():
                 self.blobs[(ns, channel, blob["v"])] = event.seq
-                versions[channel] = blob["v"]
+                versions[channel] = version = blob["v"]
+                if type(version) is int and version > self.top.get(ns, version - 1):
+                    self.top[ns] = version
         elif event.type == WRITES:
             ns = data.get("ns", "")
             target = data["checkpoint"] if "checkpoint" in data else self.last_id[ns]

@@ -16,11 +16,12 @@ same class and constructor keywords, stored whole) with the fields that differ: 
 content and id rather than its class path and every default field again. That is the same
 ``"at"`` reference; it names a whole tree, so following one never goes further than that.
 
-Two paths are stored short: into a task's write, ``[seq, "writes", k, 2, ...]`` as
-``[seq, k, ...]``, and into a list item of a checkpoint, ``[seq, "blobs", channel, "items", i,
-...]`` as ``[seq, channel, i, ...]`` (not for a channel named ``"writes"``). The keys of a full
-path are ``"blobs"`` or ``"writes"`` then a string or ``"writes"`` then an int, so the forms
-never meet.
+Paths are stored short: into a task's write, ``[seq, "writes", k, 2, ...]`` as ``[seq, k,
+...]``; into a list item of a checkpoint, ``[seq, "blobs", channel, "items", i, ...]`` as
+``[seq, channel, i, ...]`` (not for a channel named ``"writes"``); into a channel value,
+``[seq, "blobs", channel, "value", key, ...]`` as ``[seq, channel, key, ...]`` (not for a
+channel named ``"blobs"`` or ``"writes"``, nor when ``key`` is an int). A full path starts
+with ``"blobs"`` then a string, or ``"writes"`` then an int, so the forms never meet.
 """
 
 from __future__ import annotations
@@ -65,6 +66,14 @@ def _short(path: list[Any]) -> list[Any]:
         and path[2] != "writes"
         and path[3] == "items"
         and type(path[4]) is int
+    ):
+        return [path[0], path[2], *path[4:]]
+    if (
+        len(path) >= 4
+        and path[1] == "blobs"
+        and path[2] not in ("blobs", "writes")
+        and path[3] == "value"
+        and not (len(path) > 4 and type(path[4]) is int)
     ):
         return [path[0], path[2], *path[4:]]
     return path
@@ -183,6 +192,9 @@ def resolved(tree: Any, data_at: Callable[[int], Any], string: Resolve) -> Any:
             path = path[1:]
         elif len(path) >= 2 and type(path[1]) is int and path[0] != "writes":
             target = target["blobs"][path[0]]["items"]  # a list item, [seq, channel, i, ...]
+            path = path[1:]
+        elif path and path[0] not in ("blobs", "writes"):
+            target = target["blobs"][path[0]]["value"]  # a value, [seq, channel, key, ...]
             path = path[1:]
         for key in path:
             target = target[key]
