@@ -100,7 +100,7 @@ def test_short_paths_name_the_same_trees_as_full_ones() -> None:
         },
         "writes": [[0, "messages", ["x0"]]],
     }
-    paths = [
+    paths: list[tuple[list[Any], list[Any] | None]] = [
         (["writes", 0, 2, 0], [0, 0]),
         (["blobs", "messages", "items", 1], ["messages", 1]),
         (["blobs", "__start__", "value", "messages", 0], ["__start__", "messages", 0]),

@@ -241,13 +241,13 @@ def _expand_checkpoint(data: dict[str, Any], context: Context) -> Any:
     parent, of = context.parent, context.of
     offset = data.get("id")
     compact_id = isinstance(offset, list)
-    if "v" not in data and "m" not in data and not compact_id:
+    if "v" not in data and "m" not in data and not isinstance(offset, list):
         return data
     full: dict[str, Any] = {}
     for key in ("id", "ns", "parent"):
         if key in data and not (key == "id" and compact_id):
             full[key] = data[key]
-    if compact_id:
+    if isinstance(offset, list):
         if parent is None or of is None:
             raise ValueError("a compact checkpoint event without its parent checkpoint")
         checkpoint_id = id_from([offset[0], offset[1], *offset[3:]], parent)
@@ -299,7 +299,7 @@ def _compact_writes(data: dict[str, Any], context: Context) -> Any:
         stored["checkpoint"] = back or offset or target
     path = data["path"]
     name = path[len(_PULL) :] if type(path) is str and path.startswith(_PULL) else None
-    pulled = None
+    pulled: str | list[str] | None = None
     if name is not None and isinstance(target, str) and _uuid6(target) is not None:
         ns = data.get("ns", "")
         if _pull_task(target, ns, name, _triggers(name)) == data["task"]:
