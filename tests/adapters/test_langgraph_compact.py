@@ -18,29 +18,14 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.pregel._algo import _xxhash_str
 
 from agentlog import Session
-from agentlog.adapters._langgraph_compact import Context, compact, expand, id_from, id_offset
+from agentlog.adapters._langgraph_compact import Context, compact, expand
+from agentlog.adapters._langgraph_ids import id_from
 from agentlog.adapters._langgraph_index import CHECKPOINT, WRITES
 from agentlog.adapters._langgraph_thread import Thread, session_id
 
 
 def _same(a: Any, b: Any) -> bool:
     return orjson.dumps(a) == orjson.dumps(b)
-
-
-def test_a_checkpoint_id_is_stored_as_an_offset_from_its_parent() -> None:
-    parent = str(uuid6(clock_seq=7))
-    child = str(uuid6(clock_seq=8))
-    offset = id_offset(child, parent)
-    assert offset is not None
-    assert len(offset) == 2
-    assert id_from(offset, parent) == child
-    jump = str(uuid6(clock_seq=3))
-    back = id_offset(jump, parent)
-    assert back is not None
-    assert back[2] == 3
-    assert id_from(back, parent) == jump
-    assert id_offset("not-a-uuid", parent) is None
-    assert id_offset("0c5fb2f4-5f0b-4b5d-9a3e-5d6c9f1a2b3c", parent) is None  # a v4
 
 
 def _step(parent: str, ts: str, child: str, of: int) -> dict[str, Any]:
@@ -163,3 +148,37 @@ def test_a_thread_stored_in_full_form_reads_the_same() -> None:
         writes.extend(expected.pending_writes or ())
     assert expected.checkpoint["channel_values"]["messages"] == messages
     assert writes == [("task", "messages", [messages[index]]) for index in (1, 3, 5)]
+
+
+def test_blobs_the_parents_pending_writes_predict_are_left_out() -> None:
+    parent = str(uuid6(clock_seq=1))
+    checkpoint = empty_checkpoint()
+    checkpoint["id"] = str(uuid6(clock_seq=2))
+    pending = [
+        ("~__pregel_pull, agent", 6, 0, "messages", [{"m": 1}]),
+        ("~__pregel_pull, agent", 6, 1, "branch:to:tools", None),
+    ]
+    order = {"messages": 0, "branch:to:agent": 1, "branch:to:tools": 2}
+    context = Context(
+        parent=parent, of=5, versions={"messages": 8}, top=8, pending=pending, order=order
+    )
+    full = {
+        "checkpoint": {
+            "$lg": "step",
+            "set": {"ts": checkpoint["ts"], "id": checkpoint["id"]},
+            "of": 5,
+        },
+        "blobs": {
+            "messages": {"v": 9, "base": 8, "items": [{"$lg": "at", "r": [6, 0, 0]}]},
+            "branch:to:agent": {"v": 9, "empty": True},  # the agent's trigger, consumed
+            "branch:to:tools": {"v": 9, "value": None},
+        },
+    }
+    stored = compact(CHECKPOINT, full, context)
+    assert set(stored) == {"id"}  # every blob as predicted, the version LangGraph's next
+    assert _same(expand(CHECKPOINT, stored, context), full)
+    full["blobs"]["branch:to:tools"] = {"v": 9, "value": "elsewhere"}
+    del full["blobs"]["branch:to:agent"]
+    stored = compact(CHECKPOINT, full, context)
+    assert stored["b"] == {"branch:to:tools": ["elsewhere"], "branch:to:agent": None}
+    assert _same(expand(CHECKPOINT, stored, context), full)

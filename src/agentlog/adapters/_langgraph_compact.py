@@ -8,7 +8,7 @@ not hold for some value — another id scheme, a time zone, a LangGraph that has
 otherwise — only costs bytes, never changes what is read. Events stored before these rules
 have none of their keys and are their own full form.
 
-Checkpoint events (``"v"`` or ``"m"`` at the top, or ``"id"`` a list):
+Checkpoint events (``"v"`` or ``"m"`` at the top, ``"id"`` a list, or no ``"blobs"``):
 
 * ``"id": [dt, node, ts]`` (or ``[dt, node, ts, seq]``) — the checkpoint id, a UUID v6 as
   LangGraph makes them (``uuid6(clock_seq=step)``): its parent's id moved by ``dt`` (in
@@ -18,6 +18,9 @@ Checkpoint events (``"v"`` or ``"m"`` at the top, or ``"id"`` a list):
 * ``"checkpoint"`` then leaves out the ``ts``, the ``id`` and the ``"of"`` of a ``"step"``
   patch of the parent, and is left out itself when nothing else changed;
 * ``"m": set`` — metadata ``{"$lg": "patch", "set": set}``;
+* ``"b": blobs`` instead of ``"blobs"`` — the blobs that differ from the ones the parent's
+  pending writes predict (``_predicted``; ``null``: a predicted blob that is not there),
+  in the order the namespace's channels first had blobs; left out when none differ;
 * ``"v": version`` — the version shared by the blobs (most often all of them), left out with a
   compact id when it is one above every blob version of the namespace so far (LangGraph's
   next version of int versions): a blob without ``"v"`` has it, and a blob ``[]`` is
@@ -40,26 +43,28 @@ Writes events:
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 import orjson
-from xxhash import xxh3_128_hexdigest
 
-__all__ = ["RECENT", "Context", "compact", "expand", "id_from", "id_offset"]
+from agentlog.adapters._langgraph_ids import (
+    PULL,
+    default_triggers,
+    id_from,
+    id_offset,
+    pull_task,
+    ts_from,
+    ts_offset,
+    uuid6_parts,
+)
+
+__all__ = ["RECENT", "Context", "compact", "expand"]
 
 CHECKPOINT: Final = "langgraph/checkpoint"
 WRITES: Final = "langgraph/writes"
-_UUID_EPOCH: Final = 0x01B21DD213814000
-"""100 ns intervals from the UUID epoch (1582-10-15) to the Unix epoch."""
-_UNIX: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND: Final = timedelta(microseconds=1)
-_PULL: Final = "~__pregel_pull, "
-_SEQ_MASK: Final = 0x3FFF
 RECENT: Final = 16
 """A write target among this many previous checkpoints of its namespace is named by position."""
 
@@ -78,89 +83,10 @@ class Context:
     """Channel → the version of its last blob in the namespace."""
     top: int | None = None
     """The highest int version of a blob in the namespace."""
-
-
-def _uuid6(text: Any) -> tuple[int, int, int] | None:
-    """The time, clock sequence and node of a canonical UUID v6 string, else ``None``."""
-    if type(text) is not str or len(text) != 36:
-        return None
-    try:
-        value = uuid.UUID(text)
-    except ValueError:
-        return None
-    if value.version != 6 or value.variant != uuid.RFC_4122 or str(value) != text:
-        return None
-    number = value.int
-    time = ((number >> 80) << 12) | ((number >> 64) & 0xFFF)
-    return time, (number >> 48) & _SEQ_MASK, number & 0xFFFF_FFFF_FFFF
-
-
-def _make_uuid6(time: int, seq: int, node: int) -> str:
-    number = ((time >> 12) & 0xFFFF_FFFF_FFFF) << 80 | (time & 0xFFF) << 64
-    number |= (seq & _SEQ_MASK) << 48 | (node & 0xFFFF_FFFF_FFFF)
-    number |= 6 << 76 | 2 << 62  # version 6, RFC 4122 variant (spelled out: Python 3.11's
-    return str(uuid.UUID(int=number))  # ``uuid.UUID(version=6)`` refuses the version)
-
-
-def id_offset(text: Any, base: Any) -> list[Any] | None:
-    """UUID v6 ``text`` as an offset from ``base`` (``id_from`` inverts it), else ``None``."""
-    new, old = _uuid6(text), _uuid6(base)
-    if new is None or old is None:
-        return None
-    offset: list[Any] = [new[0] - old[0], f"{new[2]:012x}"]
-    if new[1] != (old[1] + 1) & _SEQ_MASK:
-        offset.append(new[1])
-    return offset if id_from(offset, base) == text else None
-
-
-def id_from(offset: list[Any], base: str) -> str:
-    """The UUID v6 that ``offset`` (of ``id_offset``) names, given ``base``."""
-    old = _uuid6(base)
-    if old is None:
-        raise ValueError(f"checkpoint id {base!r} is not a UUID v6")
-    seq = offset[2] if len(offset) > 2 else (old[1] + 1) & _SEQ_MASK
-    return _make_uuid6(old[0] + offset[0], seq, int(offset[1], 16))
-
-
-def _micros(checkpoint_id: str) -> int:
-    parts = _uuid6(checkpoint_id)
-    if parts is None:
-        raise ValueError(f"checkpoint id {checkpoint_id!r} is not a UUID v6")
-    return (parts[0] - _UUID_EPOCH) // 10
-
-
-def _ts_from(offset: int, checkpoint_id: str) -> str:
-    return (_UNIX + timedelta(microseconds=_micros(checkpoint_id) + offset)).isoformat()
-
-
-def _ts_offset(ts: Any, checkpoint_id: str) -> int | None:
-    if type(ts) is not str:
-        return None
-    try:
-        moment = datetime.fromisoformat(ts)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return None
-    offset = (moment - _UNIX) // _MICROSECOND - _micros(checkpoint_id)
-    return offset if _ts_from(offset, checkpoint_id) == ts else None
-
-
-def _pull_task(checkpoint_id: str, ns: str, name: str, triggers: list[str]) -> str:
-    """The id LangGraph gives the pulled task of node ``name`` of a checkpoint."""
-    parts = _uuid6(checkpoint_id)
-    if parts is None:
-        raise ValueError(f"checkpoint id {checkpoint_id!r} is not a UUID v6")
-    step = (parts[1] + 1) & _SEQ_MASK  # uuid6(clock_seq=step), the tasks run at step + 1
-    task_ns = f"{ns}|{name}" if ns else name
-    text = "".join([task_ns, str(step), name, "__pregel_pull", *triggers])
-    digest = xxh3_128_hexdigest(uuid.UUID(checkpoint_id).bytes + text.encode())
-    return f"{digest[:8]}-{digest[8:12]}-{digest[12:16]}-{digest[16:20]}-{digest[20:32]}"
-
-
-def _triggers(name: str) -> list[str]:
-    """The channels that trigger node ``name`` in a ``StateGraph``, LangGraph's default."""
-    return ["__start__"] if name == "__start__" else [f"branch:to:{name}"]
+    pending: Sequence[tuple[str, int, int, str, Any]] = ()
+    """The parent's pending writes: ``(task path, seq, position, channel, tree)``, in order."""
+    order: Mapping[str, int] | None = None
+    """Channel → its rank among the namespace's channels (by first blob)."""
 
 
 # --- checkpoint events --------------------------------------------------------------------
@@ -179,7 +105,7 @@ def _compact_checkpoint(data: dict[str, Any], context: Context) -> Any:
         and list(tree["set"])[:2] == ["ts", "id"]
     )
     offset = id_offset(tree["set"]["id"], parent) if step else None
-    ts = None if offset is None else _ts_offset(tree["set"]["ts"], tree["set"]["id"])
+    ts = None if offset is None else ts_offset(tree["set"]["ts"], tree["set"]["id"])
     if offset is not None and ts is not None:
         stored["id"] = [*offset[:2], ts, *offset[2:]]
     for key in ("id", "ns", "parent"):
@@ -204,13 +130,66 @@ def _compact_checkpoint(data: dict[str, Any], context: Context) -> Any:
         if "id" not in stored or "id" in data or common != _next_version(context):
             stored["v"] = common
         last = context.versions or {}
-        stored["blobs"] = {
+        short = {
             channel: _short_blob(blob, common, last.get(channel, _NONE))
             for channel, blob in blobs.items()
         }
+        predicted = _predicted(context)
+        differs = {
+            channel: blob
+            for channel, blob in short.items()
+            if channel not in predicted or orjson.dumps(predicted[channel]) != orjson.dumps(blob)
+        }
+        differs.update((channel, None) for channel in predicted if channel not in short)
+        if (
+            predicted
+            and len(orjson.dumps(differs)) < len(orjson.dumps(short))
+            and orjson.dumps(_merged(predicted, differs, context)) == orjson.dumps(short)
+        ):
+            if differs:
+                stored["b"] = differs
+        else:
+            stored["blobs"] = short
     else:
         stored["blobs"] = blobs
     return stored
+
+
+def _predicted(context: Context) -> dict[str, Any]:
+    """The compact blobs a checkpoint most likely has, given its parent's pending writes.
+
+    LangGraph's next checkpoint applies them: each pulled task consumed its trigger channels
+    (``[]``, empty), and each written channel holds what was written — the written list's
+    items on the channel's last version (``add_messages``), or the value. A guess only: the
+    stored ``"b"`` says where the blobs differ.
+    """
+    blobs: dict[str, Any] = {}
+    for path, *_ in context.pending:
+        if path.startswith(PULL):
+            for trigger in default_triggers(path[len(PULL) :]):
+                blobs[trigger] = []
+    last = context.versions or {}
+    for _, seq, position, channel, tree in context.pending:
+        if isinstance(tree, list) and channel in last:
+            before = blobs.get(channel)
+            items = before["+"] if isinstance(before, dict) else []
+            refs = [{"$lg": "at", "r": [seq, position, index]} for index in range(len(tree))]
+            blobs[channel] = {"+": [*items, *refs]}
+        else:
+            blobs[channel] = [tree]
+    return blobs
+
+
+def _merged(predicted: dict[str, Any], differs: dict[str, Any], context: Context) -> Any:
+    """The predicted blobs with ``differs`` applied (``None``: no blob), in channel order."""
+    merged = {**predicted, **differs}
+    order = context.order or {}
+    rank = {channel: order.get(channel, len(order) + at) for at, channel in enumerate(merged)}
+    return {
+        channel: merged[channel]
+        for channel in sorted(merged, key=rank.__getitem__)
+        if merged[channel] is not None
+    }
 
 
 _NONE: Final = object()
@@ -241,7 +220,7 @@ def _expand_checkpoint(data: dict[str, Any], context: Context) -> Any:
     parent, of = context.parent, context.of
     offset = data.get("id")
     compact_id = isinstance(offset, list)
-    if "v" not in data and "m" not in data and not isinstance(offset, list):
+    if not ({"v", "m"} & data.keys() or compact_id) and "blobs" in data:
         return data
     full: dict[str, Any] = {}
     for key in ("id", "ns", "parent"):
@@ -252,7 +231,7 @@ def _expand_checkpoint(data: dict[str, Any], context: Context) -> Any:
             raise ValueError("a compact checkpoint event without its parent checkpoint")
         checkpoint_id = id_from([offset[0], offset[1], *offset[3:]], parent)
         tree = data.get("checkpoint", {"$lg": "step", "set": {}})
-        changed = {"ts": _ts_from(offset[2], checkpoint_id), "id": checkpoint_id, **tree["set"]}
+        changed = {"ts": ts_from(offset[2], checkpoint_id), "id": checkpoint_id, **tree["set"]}
         rest = {key: value for key, value in tree.items() if key not in ("$lg", "set")}
         full["checkpoint"] = {"$lg": "step", "set": changed, **rest, "of": of}
     else:
@@ -261,15 +240,18 @@ def _expand_checkpoint(data: dict[str, Any], context: Context) -> Any:
         full["metadata"] = {"$lg": "patch", "set": data["m"]}
     elif "metadata" in data:
         full["metadata"] = data["metadata"]
-    if data["blobs"] and ("v" in data or compact_id):
+    if "blobs" in data:
+        blobs = data["blobs"]
+    else:
+        blobs = _merged(_predicted(context), data.get("b", {}), context)
+    if blobs and ("v" in data or compact_id or "blobs" not in data):
         common = data["v"] if "v" in data else _next_version(context)
         last = context.versions or {}
         full["blobs"] = {
-            channel: _long_blob(blob, common, last, channel)
-            for channel, blob in data["blobs"].items()
+            channel: _long_blob(blob, common, last, channel) for channel, blob in blobs.items()
         }
     else:
-        full["blobs"] = data["blobs"]
+        full["blobs"] = blobs
     return full
 
 
@@ -298,15 +280,15 @@ def _compact_writes(data: dict[str, Any], context: Context) -> Any:
         offset = id_offset(target, last) if back is None and last is not None else None
         stored["checkpoint"] = back or offset or target
     path = data["path"]
-    name = path[len(_PULL) :] if type(path) is str and path.startswith(_PULL) else None
+    name = path[len(PULL) :] if type(path) is str and path.startswith(PULL) else None
     pulled: str | list[str] | None = None
-    if name is not None and isinstance(target, str) and _uuid6(target) is not None:
+    if name is not None and isinstance(target, str) and uuid6_parts(target) is not None:
         ns = data.get("ns", "")
-        if _pull_task(target, ns, name, _triggers(name)) == data["task"]:
+        if pull_task(target, ns, name, default_triggers(name)) == data["task"]:
             pulled = name
         else:
             for triggers in ([f"branch:to:{name}"], [name]):
-                if _pull_task(target, ns, name, triggers) == data["task"]:
+                if pull_task(target, ns, name, triggers) == data["task"]:
                     pulled = [name, *triggers]
                     break
     if pulled is None:
@@ -346,9 +328,9 @@ def _expand_writes(data: dict[str, Any], context: Context) -> Any:
         name, triggers = (pulled[0], pulled[1:]) if isinstance(pulled, list) else (pulled, [])
         if target is None:
             raise ValueError("a compact writes event without its checkpoint")
-        triggers = triggers or _triggers(name)
-        full["task"] = _pull_task(target, data.get("ns", ""), name, triggers)
-        full["path"] = _PULL + name
+        triggers = triggers or default_triggers(name)
+        full["task"] = pull_task(target, data.get("ns", ""), name, triggers)
+        full["path"] = PULL + name
     else:
         full.update(task=data["task"], path=data["path"])
     full["writes"] = [

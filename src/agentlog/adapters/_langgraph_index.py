@@ -117,6 +117,8 @@ class ThreadIndex:
     """Namespace → channel → the version of its last blob in log order."""
     top: dict[str, int] = field(default_factory=dict)
     """Namespace → the highest int version of its blobs."""
+    order: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Namespace → channel → its rank by first blob."""
     _string_lists: dict[int, list[str]] = field(default_factory=dict)
 
     def context(self, event_type: str, data: Any) -> Context:
@@ -130,7 +132,24 @@ class ThreadIndex:
             of=None if parent is None else self.seq_of.get((ns, parent)),
             versions=self.versions.get(ns),
             top=self.top.get(ns),
+            pending=self._pending(ns, parent),
+            order=self.order.get(ns),
         )
+
+    def _pending(self, ns: str, parent: str | None) -> list[tuple[str, int, int, str, Any]]:
+        writes = self.writes.get((ns, parent), {}) if parent is not None else {}
+        found = [
+            (
+                write.path,
+                write.seq,
+                write.position,
+                write.channel,
+                self.data[write.seq]["writes"][write.position][2],
+            )
+            for write in writes.values()
+        ]
+        found.sort(key=lambda write: write[:3])
+        return found
 
     def apply(self, event: Event) -> None:
         """Fold one event of the thread's log (other event types are ignored)."""
@@ -157,7 +176,9 @@ class ThreadIndex:
             if len(recent) >= 2 * RECENT:
                 del recent[:RECENT]
             versions = self.versions.setdefault(ns, {})
+            order = self.order.setdefault(ns, {})
             for channel, blob in data["blobs"].items():
+                order.setdefault(channel, len(order))
                 self.blobs[(ns, channel, blob["v"])] = event.seq
                 versions[channel] = version = blob["v"]
                 if type(version) is int and version > self.top.get(ns, version - 1):
@@ -235,14 +256,18 @@ def value_trees(event_type: str, data: Any) -> Iterator[Any]:
     """The serde trees of one event, in the order shared strings are numbered.
 
     The same in the full and the compact form (``_langgraph_compact``): what the compact form
-    leaves out is never a long string.
+    leaves out is never a long string (a predicted blob is a reference, or a value equal to a
+    write's, whose long strings a checkpoint would store as shared strings instead).
     """
     if event_type == CHECKPOINT:
         if "checkpoint" in data:
             yield data["checkpoint"]
         if "metadata" in data:
             yield data["metadata"]
-        for blob in data["blobs"].values():
+        blobs = data["blobs"] if "blobs" in data else data.get("b", {})
+        for blob in blobs.values():
+            if blob is None:  # compact: a predicted blob that is not there
+                continue
             if isinstance(blob, list):  # compact: [] or [value]
                 yield from blob
                 continue
