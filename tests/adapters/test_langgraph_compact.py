@@ -8,20 +8,29 @@ fail here rather than cost bytes unnoticed.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 import orjson
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.pregel._algo import _xxhash_str
 
+import agentlog
 from agentlog import Session
 from agentlog.adapters._langgraph_compact import Context, compact, expand
 from agentlog.adapters._langgraph_ids import id_from
 from agentlog.adapters._langgraph_index import CHECKPOINT, WRITES
 from agentlog.adapters._langgraph_thread import Thread, session_id
+from agentlog.adapters.langgraph import AgentlogCheckpointer
+
+BEFORE = Path(__file__).parent / "data" / "langgraph_thread_before_compact.jsonl"
+"""Three turns of ``langgraph_graph`` (a tool, an interrupt) as the adapter stored them before
+the compact form, with the digest of every checkpoint tuple that adapter read back."""
+BEFORE_READ = "1746991ffa1204b27761925c1112fad3c604298ebea8d2ce35f3b3d086dbbf92"
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -182,3 +191,39 @@ def test_blobs_the_parents_pending_writes_predict_are_left_out() -> None:
     stored = compact(CHECKPOINT, full, context)
     assert stored["b"] == {"branch:to:tools": ["elsewhere"], "branch:to:agent": None}
     assert _same(expand(CHECKPOINT, stored, context), full)
+
+
+def _plain(value: Any) -> Any:
+    """A JSON view of a read value: messages by class, content, id and tool calls."""
+    if isinstance(value, BaseMessage):
+        return [type(value).__name__, value.content, value.id, getattr(value, "tool_calls", None)]
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if hasattr(value, "value") and hasattr(value, "id"):  # an Interrupt
+        return [type(value).__name__, _plain(value.value), value.id]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return repr(value)
+
+
+def test_a_thread_the_previous_adapter_stored_reads_as_it_did() -> None:
+    store = agentlog.open_store("memory:")
+    session = store.create(session_id("t"))
+    for line in BEFORE.read_bytes().splitlines():
+        event = orjson.loads(line)
+        if event["type"].startswith("langgraph/"):
+            session.append(event["type"], event["data"], ignorable=True)
+    session.close()
+    with AgentlogCheckpointer(store) as checkpointer:
+        tuples = list(checkpointer.list({"configurable": {"thread_id": "t"}}))
+    read = [
+        _plain(
+            [item.config, item.checkpoint, item.metadata, item.parent_config, item.pending_writes]
+        )
+        for item in tuples
+    ]
+    assert len(read) == 18
+    assert len(tuples[0].checkpoint["channel_values"]["messages"]) == 12  # 3 turns of 4
+    assert hashlib.sha256(orjson.dumps(read)).hexdigest() == BEFORE_READ
