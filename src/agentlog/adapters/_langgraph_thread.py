@@ -12,7 +12,9 @@ object stored by a recent event — a message a task wrote, found again in the c
 other way round when LangGraph stores the write after the checkpoint — is a reference to where
 it is stored (plus the fields ``add_messages`` changed on it, such as a new ``id``); a
 checkpoint is a patch of its parent's as the new channel versions predict it. Long strings are
-shared between events by ``_langgraph_codec``.
+shared between events by ``_langgraph_codec``. Each event is then stored in the compact form of
+``_langgraph_compact`` (what earlier events already say left out) when that expands back to it
+exactly; reading goes through ``ThreadIndex.data``, the full form.
 
 A list counts as extending the previous one when each of the previous items is the very same
 object at the same index, with the same ``id`` attribute (``add_messages`` assigns missing ids
