@@ -11,6 +11,7 @@ each kept only when these functions give the stored value back exactly.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -41,6 +42,11 @@ def uuid6_parts(text: Any) -> tuple[int, int, int] | None:
     """The time, clock sequence and node of a canonical UUID v6 string, else ``None``."""
     if type(text) is not str or len(text) != 36:
         return None
+    return _parts(text)
+
+
+@functools.lru_cache(maxsize=1024)  # each id is parsed for itself and as its children's base
+def _parts(text: str) -> tuple[int, int, int] | None:
     try:
         value = uuid.UUID(text)
     except ValueError:

@@ -151,12 +151,16 @@ class ThreadIndex:
         found.sort(key=lambda write: write[:3])
         return found
 
-    def apply(self, event: Event) -> None:
-        """Fold one event of the thread's log (other event types are ignored)."""
+    def apply(self, event: Event, full: Any = None) -> None:
+        """Fold one event of the thread's log (other event types are ignored).
+
+        ``full``: the full form of its data when the caller has it (the writer does).
+        """
         data = event.data
         if event.type in (CHECKPOINT, WRITES):
-            context = self.context(event.type, data)
-            data = self.data[event.seq] = expand(event.type, data, context)
+            if full is None:
+                full = expand(event.type, data, self.context(event.type, data))
+            data = self.data[event.seq] = full
         if event.type == CHECKPOINT:
             ns = data.get("ns", "")
             checkpoint_id = checkpoint_id_of(data)

@@ -256,7 +256,7 @@ class Thread:
     def _append(self, event_type: str, data: dict[str, Any]) -> int:
         stored = compact(event_type, data, self.index.context(event_type, data))
         event = self.session.append(event_type, stored, ignorable=True)
-        self.index.apply(event)
+        self.index.apply(event, data)  # ``compact`` checked that ``data`` is its full form
         return event.seq
 
     # --- reading ------------------------------------------------------------------------
