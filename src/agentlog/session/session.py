@@ -16,7 +16,14 @@ from contextlib import AbstractContextManager
 from typing import Any, Final
 
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
-from agentlog.events import Event, RuleViolation, check_event, is_declared, new_event
+from agentlog.events import (
+    RULE_TYPES,
+    Event,
+    RuleViolation,
+    build_event,
+    check_event,
+    is_declared,
+)
 from agentlog.session.header import build_header
 from agentlog.session.hooks import Hooks, Observer, Trace, Validator, announce
 from agentlog.session.ids import check_session_id
@@ -425,11 +432,23 @@ class Session:
             if owner is not None and owner != _get_ident():
                 self._wait_for_other_batch()
             # The pipeline of spec/core.md §4 in line (one call frame fewer per append).
-            pending = self._prepare(event_type, data, surface_op, source_event_seqs, ignorable)
+            event, plan, observers, traces = self._prepare(
+                event_type, data, surface_op, source_event_seqs, ignorable
+            )
             sink = self._sink
             if sink is not None:
-                sink.persist(pending[0])
-            return self._commit(pending)
+                sink.persist(event)
+            # ``_commit`` in line: under the lock nothing can have taken the seq meanwhile.
+            self._log.append(event)
+            self._state.apply(plan)
+            if traces:
+                for trace in traces:
+                    trace.apply(event)
+            if event_type in _TRACKED:
+                self._track(event)
+            if observers:
+                self._hooks.publish(self, event, observers)
+            return event
 
     def _prepare(
         self,
@@ -484,13 +503,14 @@ class Session:
             raise self._rejected(
                 f"session clock returned {now!r}, not epoch milliseconds (a safe integer)", None
             )
-        event = new_event(event_type, seq, now, data, source_event_seqs, surface_op, ignorable)
-        try:
-            check_event(event_type, data)
-        except RuleViolation as violation:
-            raise self._rejected(
-                f'session event "{event_type}" at seq {seq} {violation}', event_type
-            ) from None
+        event = build_event(event_type, seq, now, data, source_event_seqs, surface_op, ignorable)
+        if event_type in RULE_TYPES:  # the other types have no per-type rules: no call
+            try:
+                check_event(event_type, data)
+            except RuleViolation as violation:
+                raise self._rejected(
+                    f'session event "{event_type}" at seq {seq} {violation}', event_type
+                ) from None
         state = self._state
         try:
             plan = state.plan(event)

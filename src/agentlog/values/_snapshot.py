@@ -212,6 +212,19 @@ message). Always ``False`` without the accelerator.
 """
 
 
+new_event_record: Callable[..., Any] | None = (
+    None if _speedups is None else _speedups.new_event_record
+)
+"""The accelerator's event construction, or ``None`` without it.
+
+``new_event_record(subtype, type, seq, time, data, sources, op, ignorable)`` builds a
+``subtype`` (a slotless ``FrozenDict`` subclass: ``agentlog.events.Event``) with the keys
+``type, seq, time, data``, then ``sourceEventSeqs`` and ``surfaceOp`` unless ``None``, then
+``ignorable: true`` when ``ignorable`` is true, untracked as ``untrack`` does: what
+``agentlog.events.new_event`` builds, in one C call (the append's hot path).
+"""
+
+
 def _python_settled_types(records: list[Any], subtype: type[FrozenDict]) -> set[Any] | None:
     if not all(type(record) is subtype for record in records):
         return None

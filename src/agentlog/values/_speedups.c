@@ -42,6 +42,7 @@ static PyObject *FrozenDictType = NULL;
 static PyObject *FrozenListType = NULL;
 static PyObject *Fallback = NULL;
 static PyObject *EmptyTuple = NULL;
+static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
 static PyObject *Shared[SHARED_SLOTS];
 
 static int
@@ -414,6 +415,50 @@ speedups_untrack(PyObject *module, PyObject *value)
 }
 
 /*
+ * new_event_record(subtype, type, seq, time, data, sources, op, ignorable): an appended event
+ * built in one call from validated, frozen parts: a `subtype` (a slotless FrozenDict subclass,
+ * the Event) holding type, seq, time, data, then sourceEventSeqs and surfaceOp unless None,
+ * then ignorable: true when `ignorable` is true, in that key order, untracked by the collector
+ * (as untrack() does). The append pipeline's one event construction per append.
+ */
+static PyObject *
+speedups_new_event_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "new_event_record() takes exactly 8 arguments");
+        return NULL;
+    }
+    PyObject *target = args[0];
+    if (FrozenDictType == NULL || !PyType_Check(target) ||
+        !PyType_IsSubtype((PyTypeObject *)target, (PyTypeObject *)FrozenDictType) ||
+        ((PyTypeObject *)target)->tp_basicsize != ((PyTypeObject *)FrozenDictType)->tp_basicsize) {
+        PyErr_SetString(PyExc_TypeError, "new_event_record() needs a slotless FrozenDict subtype");
+        return NULL;
+    }
+    PyObject *event = PyDict_Type.tp_new((PyTypeObject *)target, EmptyTuple, NULL);
+    if (event == NULL) {
+        return NULL;
+    }
+    /* EnvelopeKeys: type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable. */
+    if (PyDict_SetItem(event, EnvelopeKeys[0], args[1]) < 0 ||
+        PyDict_SetItem(event, EnvelopeKeys[1], args[2]) < 0 ||
+        PyDict_SetItem(event, EnvelopeKeys[2], args[3]) < 0 ||
+        PyDict_SetItem(event, EnvelopeKeys[3], args[4]) < 0 ||
+        (args[5] != Py_None && PyDict_SetItem(event, EnvelopeKeys[5], args[5]) < 0) ||
+        (args[6] != Py_None && PyDict_SetItem(event, EnvelopeKeys[4], args[6]) < 0)) {
+        Py_DECREF(event);
+        return NULL;
+    }
+    int ignorable = PyObject_IsTrue(args[7]);
+    if (ignorable < 0 || (ignorable && PyDict_SetItem(event, EnvelopeKeys[6], Py_True) < 0)) {
+        Py_DECREF(event);
+        return NULL;
+    }
+    PyObject_GC_UnTrack(event);
+    return event;
+}
+
+/*
  * settle_event_record(record, event_type, rule_types): the stores' readers' one call per fresh
  * record of a current-format log. It checks the event envelope (spec/core.md §2.1: only
  * envelope keys; a str type; a seq that is an int in 0..2**53-1; a time that is an int within
@@ -428,7 +473,6 @@ speedups_untrack(PyObject *module, PyObject *value)
  * and valid. (None rather than Fallback: a reader calls this for every record, and raising
  * costs more than the call.)
  */
-static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
 static PyObject *MessageTypes[5]; /* user, assistant, tool, system, developer */
 static PyObject *Keys[19];
 
@@ -796,6 +840,8 @@ static PyMethodDef speedups_methods[] = {
      "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
     {"untrack", speedups_untrack, METH_O,
      "Take a frozen container out of the cyclic garbage collector's lists; return it."},
+    {"new_event_record", (PyCFunction)(void (*)(void))speedups_new_event_record, METH_FASTCALL,
+     "An appended event built from validated, frozen parts, untracked."},
     {"message_rules_hold", speedups_message_rules_hold, METH_VARARGS,
      "Whether a message event's data is plainly valid under the per-type rules."},
     {"settled_types", (PyCFunction)(void (*)(void))speedups_settled_types, METH_FASTCALL,
