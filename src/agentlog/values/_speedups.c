@@ -96,11 +96,19 @@ fallback(void)
 
 static PyObject *snap(PyObject *value, int depth);
 
+/* The walk copies a container whole first (a plain dict's key table is cloned in one step by
+ * PyDict_Merge into an empty dict; a list's items in one slice assignment), then puts the frozen
+ * copy of each nested container in place of the original: the copies of scalars, which are most
+ * values, cost no insertion and no resize. */
 static PyObject *
 snap_dict(PyObject *value, int depth)
 {
     PyObject *out = PyDict_Type.tp_new((PyTypeObject *)FrozenDictType, EmptyTuple, NULL);
     if (out == NULL) {
+        return NULL;
+    }
+    if (PyDict_Merge(out, value, 1) < 0) {
+        Py_DECREF(out);
         return NULL;
     }
     Py_ssize_t pos = 0;
@@ -115,7 +123,7 @@ snap_dict(PyObject *value, int depth)
             Py_DECREF(out);
             return NULL;
         }
-        int failed = PyDict_SetItem(out, key, copy);
+        int failed = copy == item ? 0 : PyDict_SetItem(out, key, copy);
         Py_DECREF(copy);
         if (failed) {
             Py_DECREF(out);
@@ -135,17 +143,23 @@ snap_list(PyObject *value, int depth)
     }
     /* No Python code runs during the walk, so the source list cannot change under us. */
     Py_ssize_t size = PyList_GET_SIZE(value);
+    if (PyList_SetSlice(out, 0, 0, value) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
     for (Py_ssize_t i = 0; i < size; i++) {
-        PyObject *copy = snap(PyList_GET_ITEM(value, i), depth + 1);
+        PyObject *item = PyList_GET_ITEM(value, i);
+        PyObject *copy = snap(item, depth + 1);
         if (copy == NULL) {
             Py_DECREF(out);
             return NULL;
         }
-        int failed = PyList_Append(out, copy);
-        Py_DECREF(copy);
-        if (failed) {
-            Py_DECREF(out);
-            return NULL;
+        if (copy == item) {
+            Py_DECREF(copy);
+        }
+        else {
+            PyList_SET_ITEM(out, i, copy); /* takes the new reference */
+            Py_DECREF(item);               /* the slice's reference to the original */
         }
     }
     PyObject_GC_UnTrack(out);
