@@ -40,7 +40,7 @@ from agentlog.surface import (
     derive_node_messages,
     projection_registry,
 )
-from agentlog.values import MAX_SAFE_INTEGER, FrozenDict, JsonValue, snapshot
+from agentlog.values import MAX_SAFE_INTEGER, FrozenDict, JsonValue, snapshot, snapshot_fast
 
 __all__ = ["Clock", "PendingAppend", "Session", "wall_clock"]
 
@@ -473,7 +473,7 @@ class Session:
                 event_type,
             )
         try:
-            data = snapshot(data)
+            data = snapshot_fast(data)
         except NotLosslessJson as exc:
             raise self._rejected(
                 f'session event "{event_type}" carries non-JSON-serializable data', event_type, exc

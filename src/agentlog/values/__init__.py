@@ -26,6 +26,7 @@ from agentlog.values._snapshot import (
     settled_types,
     share_strings,
     snapshot,
+    snapshot_fast,
     thaw_walk,
     untrack,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "settled_types",
     "share_strings",
     "snapshot",
+    "snapshot_fast",
     "thaw",
     "untrack",
 ]

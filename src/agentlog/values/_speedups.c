@@ -819,6 +819,28 @@ speedups_snapshot(PyObject *module, PyObject *value)
     return snap(value, 0);
 }
 
+/* snapshot_or(diagnose, value): snapshot(value), and where the walk falls back, the result of
+ * diagnose(value) (the Python walker, which accepts or raises naming the JSON path): what
+ * agentlog.values.snapshot does, without its Python frame. */
+static PyObject *
+speedups_snapshot_or(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "snapshot_or() takes exactly 2 arguments");
+        return NULL;
+    }
+    if (FrozenDictType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+        return NULL;
+    }
+    PyObject *out = snap(args[1], 0);
+    if (out == NULL && PyErr_ExceptionMatches(Fallback)) {
+        PyErr_Clear();
+        return PyObject_CallOneArg(args[0], args[1]);
+    }
+    return out;
+}
+
 static PyObject *
 speedups_configure(PyObject *module, PyObject *args)
 {
@@ -844,6 +866,8 @@ speedups_configure(PyObject *module, PyObject *args)
 static PyMethodDef speedups_methods[] = {
     {"snapshot", speedups_snapshot, METH_O,
      "Validate and deep-freeze a lossless JSON value, or raise the fallback error."},
+    {"snapshot_or", (PyCFunction)(void (*)(void))speedups_snapshot_or, METH_FASTCALL,
+     "snapshot(), or diagnose(value) where the walk falls back."},
     {"configure", speedups_configure, METH_VARARGS,
      "Set the frozen container types and the fallback error class."},
     {"freeze_in_place", speedups_freeze_in_place, METH_O,
