@@ -5,6 +5,7 @@ and §8.2 (the catalog).
 """
 
 from agentlog.events.catalog import (
+    DECLARED,
     KNOWN_EVENT_TYPES,
     MESSAGE_PROJECTION_EVENT_TYPES,
     PROJECTION_TYPES,
@@ -45,6 +46,7 @@ from agentlog.events.stream import (
 )
 
 __all__ = [
+    "DECLARED",
     "ENVELOPE_KEYS",
     "KNOWN_EVENT_TYPES",
     "MESSAGE_PROJECTION_EVENT_TYPES",

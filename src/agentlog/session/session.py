@@ -17,12 +17,12 @@ from typing import Any, Final
 
 from agentlog.errors import EventRejected, NotLosslessJson, SeedRejected
 from agentlog.events import (
+    DECLARED,
     RULE_TYPES,
     Event,
     RuleViolation,
     build_event,
     check_event,
-    is_declared,
 )
 from agentlog.session.header import build_header
 from agentlog.session.hooks import Hooks, Observer, Trace, Validator, announce
@@ -440,7 +440,10 @@ class Session:
                 sink.persist(event)
             # ``_commit`` in line: under the lock nothing can have taken the seq meanwhile.
             self._log.append(event)
-            self._state.apply(plan)
+            if plan is None:  # a log-only event: all SurfaceState.apply would do, without a call
+                self._state.expected_seq += 1
+            else:
+                self._state.apply(plan)
             if traces:
                 for trace in traces:
                     trace.apply(event)
@@ -466,7 +469,7 @@ class Session:
         """
         if type(event_type) is not str:
             raise self._rejected(f"session event type must be a string, got {event_type!r}", None)
-        if not ignorable and not is_declared(event_type):
+        if not ignorable and event_type not in DECLARED:
             raise self._rejected(
                 f'session event "{event_type}" has an undeclared type; declare it or append it '
                 "as ignorable",
