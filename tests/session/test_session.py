@@ -67,3 +67,18 @@ def test_the_repr_names_the_session_and_its_size() -> None:
     session.append("user/message", U("a"), surface_op="append")
     session.append("turn/start", {"turn": 1})
     assert repr(session) == "Session('r', 2 events, nodes=1)"
+
+
+def test_the_default_clock_stamps_epoch_milliseconds() -> None:
+    """Without a clock, events carry the wall time in epoch ms (``wall_clock``, read in line)."""
+    import time
+
+    from agentlog.session import wall_clock
+
+    session = Session.create("wall")
+    assert session.clock is wall_clock
+    before = time.time_ns() // 1_000_000
+    event = session.append("turn/start", {"turn": 1})
+    after = time.time_ns() // 1_000_000
+    assert type(event.time) is int
+    assert before <= event.time <= after
