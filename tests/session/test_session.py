@@ -82,3 +82,30 @@ def test_the_default_clock_stamps_epoch_milliseconds() -> None:
     after = time.time_ns() // 1_000_000
     assert type(event.time) is int
     assert before <= event.time <= after
+
+
+class _AppendingSink:
+    """A sink that appends to its session from ``persist`` (the first time only)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.nested = False
+
+    def persist(self, event: Any) -> None:
+        if not self.nested:
+            self.nested = True
+            self.session.append("turn/start", {"turn": 1})
+
+    def hold(self) -> None: ...
+    def release(self, *, write: bool) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def test_an_append_whose_seq_was_taken_while_persisting_is_refused() -> None:
+    session = Session.create("nested", clock=lambda: 0)
+    session.attach(_AppendingSink(session))
+    with pytest.raises(RuntimeError, match="seq 0 was taken while its append was persisted"):
+        session.append("turn/start", {"turn": 1})
+    assert [(e.seq, e.type) for e in session.events] == [(0, "turn/start")]
+    assert session.attached
