@@ -19,7 +19,13 @@ from agentlog import (
     EventRejected,
     declare_event_type,
 )
-from agentlog.events import declaration, declared_event_types, is_declared, render_event_catalog
+from agentlog.events import (
+    DECLARED,
+    declaration,
+    declared_event_types,
+    is_declared,
+    render_event_catalog,
+)
 from tests.session.support import new_session
 
 F0_TYPES = {
@@ -199,3 +205,14 @@ def test_the_rendered_catalog_lists_every_known_type_once_with_its_badge() -> No
     assert "| `user/message` | surface | core |" in text
     assert "tests-catalog/" not in text
     assert f"{len(KNOWN_EVENT_TYPES)} built-in types." in text
+
+
+def test_declared_is_a_live_read_only_view_of_the_catalog() -> None:
+    name = f"tests-catalog/view-{uuid.uuid4().hex[:8]}"
+    assert name not in DECLARED
+    decl = declare_event_type(name, doc="A view. Data `{}`.", owner="tests")
+    assert name in DECLARED
+    assert DECLARED[name] is decl
+    assert all((type_ in DECLARED) is is_declared(type_) for type_ in ("turn/start", "nope/x"))
+    with pytest.raises(TypeError):
+        DECLARED[name] = decl  # type: ignore[index]  # read-only: the test is that it raises

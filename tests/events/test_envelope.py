@@ -21,6 +21,7 @@ from agentlog.events import (
     ENVELOPE_KEYS,
     RULE_TYPES,
     RuleViolation,
+    build_event,
     check_event,
     envelope_is_valid,
     event_or_record,
@@ -222,6 +223,49 @@ def test_new_event_orders_keys_like_the_reference_writer() -> None:
         "ignorable",
     ]
     assert list(new_event("turn/start", 0, 0, snapshot({}))) == ["type", "seq", "time", "data"]
+
+
+_PARTS = [
+    ("turn/start", 0, 5, {"turn": 1}, None, None, False),
+    ("user/message", 3, -7, m.user("hi", id="u1"), None, "append", False),
+    (
+        "tool/result",
+        9,
+        0,
+        {"x": [1, 2]},
+        [0, 2],
+        {"op": "replace", "startSeq": 0, "endSeq": 2},
+        False,
+    ),
+    ("plugin/thing", 2**53 - 1, 1, None, [1], None, True),
+]
+
+
+@pytest.mark.parametrize("parts", _PARTS, ids=[parts[0] for parts in _PARTS])
+def test_build_event_is_new_event_in_one_call(parts: tuple[Any, ...]) -> None:
+    """``build_event`` (the accelerator when built) equals ``new_event``: keys, order, type."""
+    import gc
+
+    event_type, seq, time, data, sources, op, ignorable = parts
+    data, sources, op = snapshot(data), snapshot(sources), snapshot(op)
+    expected = new_event(event_type, seq, time, data, sources, op, ignorable=ignorable)
+    built = build_event(event_type, seq, time, data, sources, op, ignorable)
+    assert type(built) is Event
+    assert list(built.items()) == list(expected.items())
+    assert gc.is_tracked(built) is gc.is_tracked(expected)
+    with pytest.raises(TypeError):
+        built["seq"] = 1
+
+
+@pytest.mark.skipif(c_snapshot is None, reason="new_event_record is the C accelerator's")
+def test_new_event_record_refuses_a_type_that_is_not_a_frozen_dict() -> None:
+    from agentlog.values import new_event_record
+
+    assert new_event_record is not None
+    with pytest.raises(TypeError, match="slotless FrozenDict subtype"):
+        new_event_record(dict, "t", 0, 0, None, None, None, False)
+    with pytest.raises(TypeError, match="exactly 8 arguments"):
+        new_event_record(Event, "t", 0, 0)
 
 
 # --- settling a fresh record in one C call (the stores' readers) --------------------------

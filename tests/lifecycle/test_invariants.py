@@ -333,3 +333,70 @@ def test_a_loaded_log_is_not_judged_only_its_end_is_followed() -> None:
     with pytest.raises(InvariantError, match="turn/start expected turn 6, got 2"):
         s.append("turn/start", {"turn": 2})
     s.append("turn/start", {"turn": 6})
+
+
+_TYPES = (
+    "turn/start",
+    "turn/end",
+    "step/start",
+    "step/end",
+    "assistant/message",
+    "tool/call",
+    "tool/result",
+    "request/context",
+    "user/message",
+)
+
+
+def _random_event(rng: Any, seq: int) -> dict[str, Any]:
+    event_type = rng.choice(_TYPES)
+    data: Any = {"turn": rng.choice([1, 2, 3, None, "1"]), "step": rng.choice([1, 2, None])}
+    if event_type == "tool/call":
+        data["callId"] = rng.choice(["c1", "c2"])
+    if event_type == "tool/result":
+        data["message"] = {"source": {"callId": rng.choice(["c1", "c2", None])}}
+    if rng.random() < 0.05:
+        data = rng.choice([None, [1], "text"])
+    event: dict[str, Any] = {"type": event_type, "seq": seq, "data": data}
+    if event_type == "tool/result" and rng.random() < 0.8:
+        event["surfaceOp"] = "append"
+    return event
+
+
+def test_in_line_checks_accept_exactly_what_the_rules_accept() -> None:
+    """``check`` decides the accepting cases in line; each must be one its rule accepts, and
+    every event it sends on must get the rule's verdict (checked against the rule alone)."""
+    import random
+
+    from agentlog.lifecycle import InvariantTrace
+    from agentlog.lifecycle.invariants import _CHECKS
+
+    rng = random.Random(69)
+    accepted = rejected = 0
+    for _ in range(300):
+        trace = InvariantTrace()
+        for seq in range(40):
+            event = _random_event(rng, seq)
+            rule = _CHECKS.get(event["type"], _unconstrained)
+            expected = _verdict(rule, trace, event)
+            assert _verdict(InvariantTrace.check, trace, event) == expected
+            if expected is not None:
+                rejected += 1
+                continue
+            accepted += 1
+            trace.apply(event)
+    assert accepted > 1000
+    assert rejected > 1000
+
+
+def _unconstrained(trace: Any, event: Any) -> None:
+    """The rule of a type the companion does not constrain."""
+
+
+def _verdict(check: Any, trace: Any, event: Any) -> str | None:
+    """The text of the ``InvariantError`` ``check`` raises, or ``None`` when it accepts."""
+    try:
+        check(trace, event)
+    except InvariantError as error:
+        return str(error)
+    return None

@@ -67,3 +67,45 @@ def test_the_repr_names_the_session_and_its_size() -> None:
     session.append("user/message", U("a"), surface_op="append")
     session.append("turn/start", {"turn": 1})
     assert repr(session) == "Session('r', 2 events, nodes=1)"
+
+
+def test_the_default_clock_stamps_epoch_milliseconds() -> None:
+    """Without a clock, events carry the wall time in epoch ms (``wall_clock``, read in line)."""
+    import time
+
+    from agentlog.session import wall_clock
+
+    session = Session.create("wall")
+    assert session.clock is wall_clock
+    before = time.time_ns() // 1_000_000
+    event = session.append("turn/start", {"turn": 1})
+    after = time.time_ns() // 1_000_000
+    assert type(event.time) is int
+    assert before <= event.time <= after
+
+
+class _AppendingSink:
+    """A sink that appends to its session from ``persist`` (the first time only)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.nested = False
+
+    def persist(self, event: Any) -> None:
+        if not self.nested:
+            self.nested = True
+            self.session.append("turn/start", {"turn": 1})
+
+    def hold(self) -> None: ...
+    def release(self, *, write: bool) -> None: ...
+    def flush(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def test_an_append_whose_seq_was_taken_while_persisting_is_refused() -> None:
+    session = Session.create("nested", clock=lambda: 0)
+    session.attach(_AppendingSink(session))
+    with pytest.raises(RuntimeError, match="seq 0 was taken while its append was persisted"):
+        session.append("turn/start", {"turn": 1})
+    assert [(e.seq, e.type) for e in session.events] == [(0, "turn/start")]
+    assert session.attached

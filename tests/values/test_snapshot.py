@@ -29,6 +29,7 @@ from agentlog.values import (
     loads,
     share_strings,
     snapshot,
+    snapshot_fast,
 )
 from agentlog.values._snapshot import _Reject, c_snapshot, python_snapshot
 from tests.values.support import deep_dict, deep_list, needs_accelerator
@@ -490,3 +491,23 @@ def test_sharing_never_changes_a_value(value: Any) -> None:
     share_strings(record)
     assert record == value
     assert_same_tree(record, value)
+
+
+def _result(walker: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return ("ok", walker(value))
+    except NotLosslessJson as exc:
+        return ("raised", str(exc))
+
+
+@settings(max_examples=300)
+@given(st.one_of(JSONISH, WITH_FROZEN))
+def test_snapshot_fast_is_snapshot(value: Any) -> None:
+    """The one-call entry (the accelerator, or ``snapshot`` itself) gives the same values and
+    the same errors, path included."""
+    fast, plain = _result(snapshot_fast, value), _result(snapshot, value)
+    assert fast[0] == plain[0]
+    if fast[0] == "ok":
+        assert_same_tree(fast[1], plain[1])
+    else:
+        assert fast[1] == plain[1]

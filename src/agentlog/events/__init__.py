@@ -5,6 +5,7 @@ and §8.2 (the catalog).
 """
 
 from agentlog.events.catalog import (
+    DECLARED,
     KNOWN_EVENT_TYPES,
     MESSAGE_PROJECTION_EVENT_TYPES,
     PROJECTION_TYPES,
@@ -21,6 +22,7 @@ from agentlog.events.envelope import (
     ENVELOPE_KEYS,
     Event,
     SurfaceOp,
+    build_event,
     envelope_is_valid,
     event_from_checked_wire,
     event_from_owned_wire,
@@ -44,6 +46,7 @@ from agentlog.events.stream import (
 )
 
 __all__ = [
+    "DECLARED",
     "ENVELOPE_KEYS",
     "KNOWN_EVENT_TYPES",
     "MESSAGE_PROJECTION_EVENT_TYPES",
@@ -57,6 +60,7 @@ __all__ = [
     "StreamRecordType",
     "StreamRecorder",
     "SurfaceOp",
+    "build_event",
     "check_event",
     "check_event_data",
     "declaration",

@@ -16,12 +16,15 @@ Appending a type that is not declared needs ``ignorable=True`` (DESIGN decision 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Final, Literal
 
 from agentlog.events._declarations import CORE_DECLARATIONS
 
 __all__ = [
+    "DECLARED",
     "KNOWN_EVENT_TYPES",
     "MESSAGE_PROJECTION_EVENT_TYPES",
     "PROJECTION_TYPES",
@@ -53,6 +56,10 @@ class EventTypeDeclaration:
 
 
 _REGISTRY: dict[str, EventTypeDeclaration] = {}
+
+DECLARED: Final[Mapping[str, EventTypeDeclaration]] = MappingProxyType(_REGISTRY)
+"""Every declared event type's declaration, by name: a live read-only view of the catalog
+(``event_type in DECLARED`` is ``is_declared`` without a call, for the append path)."""
 
 PROJECTION_TYPES: set[str] = set()
 """Every declared ``projection`` type, built-in or plugin (kept current by declarations)."""

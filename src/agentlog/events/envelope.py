@@ -7,7 +7,8 @@ code. Stores serialise it as it is, and ``to_wire()`` gives a plain mutable copy
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, Final, Literal
 
 from agentlog.errors import EventRejected
@@ -19,6 +20,7 @@ from agentlog.values import (
     freeze_owned,
     is_safe_integer,
     is_seq,
+    new_event_record,
     retype,
     settle_event_record,
     snapshot,
@@ -29,6 +31,7 @@ from agentlog.values import (
 __all__ = [
     "ENVELOPE_KEYS",
     "Event",
+    "build_event",
     "SurfaceOp",
     "envelope_is_valid",
     "event_from_checked_wire",
@@ -278,3 +281,13 @@ def new_event(
     event: Event = _dict_new(Event)
     _dict_init(event, wire)
     return untrack(event)  # type: ignore[no-any-return]  # the same Event
+
+
+build_event: Callable[[str, int, int, JsonValue, JsonValue, JsonValue, bool], Event] = (
+    new_event if new_event_record is None else partial(new_event_record, Event)
+)
+"""``new_event`` with every argument given, by position: ``Session.append``'s construction.
+
+With the C accelerator, one call builds the ``Event`` directly (no intermediate dict, no
+Python frame); without it, this is ``new_event``.
+"""

@@ -92,16 +92,71 @@ class InvariantTrace:
         seq = event["seq"]
         if seq <= self.last_seq:
             _fail(f"seq must strictly increase: saw {seq} after {self.last_seq}", event)
-        rule = _CHECKS.get(event["type"])
-        if rule is not None:
-            rule(self, event)
+        event_type = event["type"]
+        kind = _KINDS.get(event_type)
+        if kind is None:
+            return
+        # The accepting case of each rule, decided here in line: this runs at every append, and
+        # the rule's own call (with its helpers) costs more than the check. Any other case goes
+        # to the rule, which accepts it as well or raises with the spec's text.
+        data = event["data"]
+        if isinstance(data, dict):
+            open_turn, open_step = self.open_turn, self.open_step
+            in_turn = open_turn is not None and data.get("turn") == open_turn
+            if kind == "step":
+                if in_turn and open_step is not None and data.get("step") == open_step:
+                    return
+            elif kind == "turn/start":
+                if open_turn is None and data.get("turn") == self.next_turn:
+                    return
+            elif kind == "turn/end":
+                if in_turn and open_step is None:
+                    return
+            elif kind == "step/start":
+                if in_turn and open_step is None and data.get("step") == self.next_step:
+                    return
+            elif kind == "tool/result":
+                if event.get("surfaceOp") != "append":
+                    if open_turn is not None:
+                        return
+                elif (
+                    in_turn
+                    and open_step is not None
+                    and data.get("step") == open_step
+                    and _call_id(data) in self.pending
+                ):
+                    return
+            elif open_turn is not None:  # kind "turn": turn-enclosed
+                return
+        _CHECKS[event_type](self, event)
 
     def apply(self, event: Mapping[str, Any]) -> None:
         """Advance the trace past ``event`` (which ``check()`` accepted)."""
         self.last_seq = event["seq"]
-        step = _APPLY.get(event["type"])
-        if step is not None:
-            step(self, event)
+        event_type = event["type"]
+        if event_type not in _MOVES:
+            return
+        data = event["data"]  # its fields read in line, as in ``check``
+        if not isinstance(data, dict):
+            data = _NO_FIELDS
+        if event_type == "step/end":
+            self.open_step = None
+            self.next_step += 1
+            self.pending.clear()
+        elif event_type == "tool/call":
+            self.pending.add(data.get("callId"))
+        elif event_type == "tool/result":
+            if event.get("surfaceOp") == "append":
+                self.pending.discard(_call_id(data))
+        elif event_type == "step/start":
+            self.open_step = data.get("step")
+        elif event_type == "turn/start":
+            self.open_turn = data.get("turn")
+            self.next_step = 1
+        else:  # turn/end
+            self.open_turn = None
+            self.next_turn += 1
+            self.pending.clear()
 
     # --- checks, one per constrained type ---------------------------------------------
 
@@ -168,32 +223,6 @@ class InvariantTrace:
                 event,
             )
 
-    # --- transitions ------------------------------------------------------------------
-
-    def _apply_turn_start(self, event: Mapping[str, Any]) -> None:
-        self.open_turn = _field(event["data"], "turn")
-        self.next_step = 1
-
-    def _apply_turn_end(self, event: Mapping[str, Any]) -> None:
-        self.open_turn = None
-        self.next_turn += 1
-        self.pending.clear()
-
-    def _apply_step_start(self, event: Mapping[str, Any]) -> None:
-        self.open_step = _field(event["data"], "step")
-
-    def _apply_step_end(self, event: Mapping[str, Any]) -> None:
-        self.open_step = None
-        self.next_step += 1
-        self.pending.clear()
-
-    def _apply_tool_call(self, event: Mapping[str, Any]) -> None:
-        self.pending.add(_field(event["data"], "callId"))
-
-    def _apply_tool_result(self, event: Mapping[str, Any]) -> None:
-        if event.get("surfaceOp") == "append":
-            self.pending.discard(_call_id(event["data"]))
-
 
 _Step = Callable[[InvariantTrace, Mapping[str, Any]], None]
 
@@ -207,15 +236,21 @@ _CHECKS: Final[dict[str, _Step]] = {
 }
 """The rule of each constrained event type; every other type is unconstrained."""
 
-_APPLY: Final[dict[str, _Step]] = {
-    "turn/start": InvariantTrace._apply_turn_start,
-    "turn/end": InvariantTrace._apply_turn_end,
-    "step/start": InvariantTrace._apply_step_start,
-    "step/end": InvariantTrace._apply_step_end,
-    "tool/call": InvariantTrace._apply_tool_call,
-    "tool/result": InvariantTrace._apply_tool_result,
+_KINDS: Final[dict[str, str]] = {
+    **dict.fromkeys(_STEP_BOUND, "step"),
+    **dict.fromkeys(_TURN_BOUND, "turn"),
+    **{event_type: event_type for event_type in ("turn/start", "turn/end", "step/start")},
+    "tool/result": "tool/result",
 }
-"""How each event type that moves the trace moves it."""
+"""The rule of each constrained event type, by name (``check``'s in-line dispatch)."""
+
+_MOVES: Final = frozenset(
+    {"turn/start", "turn/end", "step/start", "step/end", "tool/call", "tool/result"}
+)
+"""The event types whose events move the trace (``apply``)."""
+
+_NO_FIELDS: Final[dict[str, Any]] = {}
+"""The data ``apply`` reads fields from when an event's data is not an object (all absent)."""
 
 
 def _turn_and_step(data: Any) -> tuple[Any, Any]:

@@ -79,7 +79,10 @@ class Attempt:
         kind = chunk.get("type")
         index = chunk.get("index")
         if kind == "text-delta" and type(index) is int:  # the commonest chunk, tested first
-            self._block(index, "text").text.append(str(chunk.get("text", "")))
+            block = self._blocks.get(index)  # ``_block`` in line: its block exists after the first
+            if block is None:
+                block = self._block(index, "text")
+            block.text.append(str(chunk.get("text", "")))
         elif kind == "finish":
             self.finish = thaw(chunk)
         elif kind == "usage":

@@ -93,7 +93,8 @@ class Checkpoints:
         Raises:
             EventRejected: as ``Session.append``; nothing changes.
         """
-        self.hold()
+        if self._batch is None:  # open already for every append after a checkpoint's first
+            self.hold()
         return self._session.append(
             event_type, data, surface_op=surface_op, source_event_seqs=source_event_seqs
         )

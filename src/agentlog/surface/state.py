@@ -81,8 +81,25 @@ class SurfaceState:
             raise _reject(
                 f"session event seq {seq} is not contiguous; expected {self.expected_seq}", event
             )
-        op = check_markers(event)
         event_type = event["type"]
+        if "sourceEventSeqs" not in event:
+            # The two outcomes of every ordinary append, decided in line (``check_markers``
+            # and the steps below reach the same ones): a log-only event without markers that
+            # no projection claims, and an ``append`` of a surface type with no header binding.
+            if "surfaceOp" not in event:
+                if (
+                    event_type not in SURFACE_EVENT_TYPES
+                    and event_type not in self._projections
+                    and event_type not in PROJECTION_TYPES
+                ):
+                    return None
+            elif (
+                event["surfaceOp"] == APPEND
+                and event_type in SURFACE_EVENT_TYPES
+                and event_type != "developer/message"
+            ):
+                return _APPEND_PLAN
+        op = check_markers(event)
         if op is not None:
             # A surface type: never a projection, so steps 3 and 5-6 of §5.4 remain.
             if event_type == "developer/message":

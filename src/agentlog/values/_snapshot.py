@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from agentlog.errors import NotLosslessJson
@@ -212,6 +213,19 @@ message). Always ``False`` without the accelerator.
 """
 
 
+new_event_record: Callable[..., Any] | None = (
+    None if _speedups is None else _speedups.new_event_record
+)
+"""The accelerator's event construction, or ``None`` without it.
+
+``new_event_record(subtype, type, seq, time, data, sources, op, ignorable)`` builds a
+``subtype`` (a slotless ``FrozenDict`` subclass: ``agentlog.events.Event``) with the keys
+``type, seq, time, data``, then ``sourceEventSeqs`` and ``surfaceOp`` unless ``None``, then
+``ignorable: true`` when ``ignorable`` is true, untracked as ``untrack`` does: what
+``agentlog.events.new_event`` builds, in one C call (the append's hot path).
+"""
+
+
 def _python_settled_types(records: list[Any], subtype: type[FrozenDict]) -> set[Any] | None:
     if not all(type(record) is subtype for record in records):
         return None
@@ -374,3 +388,9 @@ def thaw_walk(root: Any) -> Any:
             else:
                 out.append(item)
     return result
+
+
+snapshot_fast: Callable[[object], Any] = (
+    snapshot if _speedups is None else partial(_speedups.snapshot_or, _snap_diagnosing)
+)
+"""``snapshot`` in one C call where the accelerator is built: same results, same errors."""

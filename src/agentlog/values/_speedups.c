@@ -42,6 +42,7 @@ static PyObject *FrozenDictType = NULL;
 static PyObject *FrozenListType = NULL;
 static PyObject *Fallback = NULL;
 static PyObject *EmptyTuple = NULL;
+static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
 static PyObject *Shared[SHARED_SLOTS];
 
 static int
@@ -95,11 +96,19 @@ fallback(void)
 
 static PyObject *snap(PyObject *value, int depth);
 
+/* The walk copies a container whole first (a plain dict's key table is cloned in one step by
+ * PyDict_Merge into an empty dict; a list's items in one slice assignment), then puts the frozen
+ * copy of each nested container in place of the original: the copies of scalars, which are most
+ * values, cost no insertion and no resize. */
 static PyObject *
 snap_dict(PyObject *value, int depth)
 {
     PyObject *out = PyDict_Type.tp_new((PyTypeObject *)FrozenDictType, EmptyTuple, NULL);
     if (out == NULL) {
+        return NULL;
+    }
+    if (PyDict_Merge(out, value, 1) < 0) {
+        Py_DECREF(out);
         return NULL;
     }
     Py_ssize_t pos = 0;
@@ -114,7 +123,7 @@ snap_dict(PyObject *value, int depth)
             Py_DECREF(out);
             return NULL;
         }
-        int failed = PyDict_SetItem(out, key, copy);
+        int failed = copy == item ? 0 : PyDict_SetItem(out, key, copy);
         Py_DECREF(copy);
         if (failed) {
             Py_DECREF(out);
@@ -134,17 +143,23 @@ snap_list(PyObject *value, int depth)
     }
     /* No Python code runs during the walk, so the source list cannot change under us. */
     Py_ssize_t size = PyList_GET_SIZE(value);
+    if (PyList_SetSlice(out, 0, 0, value) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
     for (Py_ssize_t i = 0; i < size; i++) {
-        PyObject *copy = snap(PyList_GET_ITEM(value, i), depth + 1);
+        PyObject *item = PyList_GET_ITEM(value, i);
+        PyObject *copy = snap(item, depth + 1);
         if (copy == NULL) {
             Py_DECREF(out);
             return NULL;
         }
-        int failed = PyList_Append(out, copy);
-        Py_DECREF(copy);
-        if (failed) {
-            Py_DECREF(out);
-            return NULL;
+        if (copy == item) {
+            Py_DECREF(copy);
+        }
+        else {
+            PyList_SET_ITEM(out, i, copy); /* takes the new reference */
+            Py_DECREF(item);               /* the slice's reference to the original */
         }
     }
     PyObject_GC_UnTrack(out);
@@ -414,6 +429,50 @@ speedups_untrack(PyObject *module, PyObject *value)
 }
 
 /*
+ * new_event_record(subtype, type, seq, time, data, sources, op, ignorable): an appended event
+ * built in one call from validated, frozen parts: a `subtype` (a slotless FrozenDict subclass,
+ * the Event) holding type, seq, time, data, then sourceEventSeqs and surfaceOp unless None,
+ * then ignorable: true when `ignorable` is true, in that key order, untracked by the collector
+ * (as untrack() does). The append pipeline's one event construction per append.
+ */
+static PyObject *
+speedups_new_event_record(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "new_event_record() takes exactly 8 arguments");
+        return NULL;
+    }
+    PyObject *target = args[0];
+    if (FrozenDictType == NULL || !PyType_Check(target) ||
+        !PyType_IsSubtype((PyTypeObject *)target, (PyTypeObject *)FrozenDictType) ||
+        ((PyTypeObject *)target)->tp_basicsize != ((PyTypeObject *)FrozenDictType)->tp_basicsize) {
+        PyErr_SetString(PyExc_TypeError, "new_event_record() needs a slotless FrozenDict subtype");
+        return NULL;
+    }
+    PyObject *event = PyDict_Type.tp_new((PyTypeObject *)target, EmptyTuple, NULL);
+    if (event == NULL) {
+        return NULL;
+    }
+    /* EnvelopeKeys: type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable. */
+    if (PyDict_SetItem(event, EnvelopeKeys[0], args[1]) < 0 ||
+        PyDict_SetItem(event, EnvelopeKeys[1], args[2]) < 0 ||
+        PyDict_SetItem(event, EnvelopeKeys[2], args[3]) < 0 ||
+        PyDict_SetItem(event, EnvelopeKeys[3], args[4]) < 0 ||
+        (args[5] != Py_None && PyDict_SetItem(event, EnvelopeKeys[5], args[5]) < 0) ||
+        (args[6] != Py_None && PyDict_SetItem(event, EnvelopeKeys[4], args[6]) < 0)) {
+        Py_DECREF(event);
+        return NULL;
+    }
+    int ignorable = PyObject_IsTrue(args[7]);
+    if (ignorable < 0 || (ignorable && PyDict_SetItem(event, EnvelopeKeys[6], Py_True) < 0)) {
+        Py_DECREF(event);
+        return NULL;
+    }
+    PyObject_GC_UnTrack(event);
+    return event;
+}
+
+/*
  * settle_event_record(record, event_type, rule_types): the stores' readers' one call per fresh
  * record of a current-format log. It checks the event envelope (spec/core.md §2.1: only
  * envelope keys; a str type; a seq that is an int in 0..2**53-1; a time that is an int within
@@ -428,7 +487,6 @@ speedups_untrack(PyObject *module, PyObject *value)
  * and valid. (None rather than Fallback: a reader calls this for every record, and raising
  * costs more than the call.)
  */
-static PyObject *EnvelopeKeys[7]; /* type, seq, time, data, surfaceOp, sourceEventSeqs, ignorable */
 static PyObject *MessageTypes[5]; /* user, assistant, tool, system, developer */
 static PyObject *Keys[19];
 
@@ -761,6 +819,28 @@ speedups_snapshot(PyObject *module, PyObject *value)
     return snap(value, 0);
 }
 
+/* snapshot_or(diagnose, value): snapshot(value), and where the walk falls back, the result of
+ * diagnose(value) (the Python walker, which accepts or raises naming the JSON path): what
+ * agentlog.values.snapshot does, without its Python frame. */
+static PyObject *
+speedups_snapshot_or(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "snapshot_or() takes exactly 2 arguments");
+        return NULL;
+    }
+    if (FrozenDictType == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "agentlog._speedups.configure() was not called");
+        return NULL;
+    }
+    PyObject *out = snap(args[1], 0);
+    if (out == NULL && PyErr_ExceptionMatches(Fallback)) {
+        PyErr_Clear();
+        return PyObject_CallOneArg(args[0], args[1]);
+    }
+    return out;
+}
+
 static PyObject *
 speedups_configure(PyObject *module, PyObject *args)
 {
@@ -786,6 +866,8 @@ speedups_configure(PyObject *module, PyObject *args)
 static PyMethodDef speedups_methods[] = {
     {"snapshot", speedups_snapshot, METH_O,
      "Validate and deep-freeze a lossless JSON value, or raise the fallback error."},
+    {"snapshot_or", (PyCFunction)(void (*)(void))speedups_snapshot_or, METH_FASTCALL,
+     "snapshot(), or diagnose(value) where the walk falls back."},
     {"configure", speedups_configure, METH_VARARGS,
      "Set the frozen container types and the fallback error class."},
     {"freeze_in_place", speedups_freeze_in_place, METH_O,
@@ -796,6 +878,8 @@ static PyMethodDef speedups_methods[] = {
      "Turn an exact FrozenDict into an instance of a slotless FrozenDict subclass, in place."},
     {"untrack", speedups_untrack, METH_O,
      "Take a frozen container out of the cyclic garbage collector's lists; return it."},
+    {"new_event_record", (PyCFunction)(void (*)(void))speedups_new_event_record, METH_FASTCALL,
+     "An appended event built from validated, frozen parts, untracked."},
     {"message_rules_hold", speedups_message_rules_hold, METH_VARARGS,
      "Whether a message event's data is plainly valid under the per-type rules."},
     {"settled_types", (PyCFunction)(void (*)(void))speedups_settled_types, METH_FASTCALL,

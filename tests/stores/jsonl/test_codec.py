@@ -10,6 +10,7 @@ from agentlog.stores.jsonl.codec import (
     decode_event_line,
     decode_seq_ranges,
     encode_event_line,
+    encode_event_lines,
     encode_header_line,
     encode_seq_ranges,
     header_problem,
@@ -122,6 +123,20 @@ def test_an_event_line_is_its_wire_form_with_ranged_citations() -> None:
     assert decode_event_line(line.rstrip(b"\n")) == (event, None)
     loose = {**event, "sourceEventSeqs": [2, 4, 5]}
     assert b'"sourceEventSeqs":[2,4,5]' in encode_event_line(loose)
+
+
+def test_a_batch_is_the_lines_of_its_events_joined() -> None:
+    """Plain events, ranged citations and a lone surrogate (orjson refuses it) in one batch."""
+    events = [
+        {"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}},
+        {"type": "x", "seq": 1, "time": 1, "data": None, "sourceEventSeqs": [0, 1, 2]},
+        {"type": "user/message", "seq": 2, "time": 1, "data": {"text": "\ud800"}},
+        {"type": "turn/end", "seq": 3, "time": 1, "data": {"turn": 1}, "surfaceOp": "append"},
+    ]
+    assert encode_event_lines(events) == b"".join(encode_event_line(e) for e in events)
+    assert encode_event_lines(events).count(b"\n") == 4
+    assert b'"sourceEventSeqs":[[0,2]]' in encode_event_lines(events)
+    assert encode_event_lines([]) == b""
 
 
 @pytest.mark.parametrize(

@@ -49,7 +49,7 @@ from agentlog.stores.base import (
     suffix,
 )
 from agentlog.stores.jsonl.codec import (
-    encode_event_line,
+    encode_event_lines,
     encode_header_line,
 )
 from agentlog.stores.jsonl.cut import cut_transcript
@@ -231,7 +231,7 @@ class JsonlBackend(Backend):
         lease.log_size = size + len(data)
 
     def _encode_batch(self, events: Sequence[Mapping[str, Any]]) -> bytes:
-        plaintext = b"".join([encode_event_line(event) for event in events])
+        plaintext = encode_event_lines(events)
         return encode_frame(plaintext) if self.compressed else plaintext
 
     def _materialize(
