@@ -22,10 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import orjson
 from google.adk.events.event import Event as AdkEvent
 from google.adk.sessions.base_session_service import GetSessionConfig
 
-from agentlog.adapters._adk_codec import decode
+from agentlog.adapters._adk_build import build
 from agentlog.adapters._adk_log import EVENT, SESSION_RECORD, scoped_delta
 from agentlog.adapters._marker_surface import surface_of_markers
 from agentlog.events import SURFACE_EVENT_TYPES
@@ -148,16 +149,32 @@ def filtered(carriers: list[Any], config: GetSessionConfig | None) -> list[Any]:
 
 
 def adk_events(view: ColdView, config: GetSessionConfig | None) -> list[AdkEvent]:
-    """The ADK events of ``view`` that ``config`` keeps, their stripped fields restored."""
+    """The ADK events of ``view`` that ``config`` keeps, their stripped fields restored.
+
+    ``_adk_codec.decode`` with ``owned=True`` for each carrier, in one loop: the carriers are
+    the read's own plain JSON, so each stripped field is put back in place and the dump
+    becomes the event (``_adk_build.build``).
+    """
     by_seq = view.by_seq
-    events = []
+    events: list[AdkEvent] = []
+    append, loads = events.append, orjson.loads
     for carrier in filtered(view.carriers, config):
-
-        def block(offset: int, index: int, carrier: Mapping[str, Any] = carrier) -> Any:
-            source = carrier if offset == 0 else by_seq[carrier["seq"] + offset]
-            data = source["data"]
-            message = data if source["type"] == "user/message" else data["message"]
-            return message["content"][index]
-
-        events.append(decode(carrier["data"], block, owned=True))
+        data = carrier["data"]
+        payload = data["adk"]
+        manifest = data.get("adkStripped")
+        if manifest:
+            parts = payload["content"]["parts"]
+            for index, field, offset, block_index in manifest:
+                source = carrier if offset == 0 else by_seq[carrier["seq"] + offset]
+                message = source["data"]
+                if source["type"] != "user/message":
+                    message = message["message"]
+                block = message["content"][block_index]
+                if field == "text":
+                    parts[index]["text"] = block["text"]
+                elif field == "args":
+                    parts[index]["function_call"]["args"] = loads(block["arguments"])
+                else:
+                    parts[index]["function_response"]["response"] = loads(block["text"])
+        append(build(payload))
     return events

@@ -31,6 +31,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <structmember.h>
 
 #define MAX_DEPTH 200
 #define MAX_SAFE_INTEGER 9007199254740991LL
@@ -953,8 +954,10 @@ construct_values(PyObject *shape, PyObject *value, PyObject *values)
         if (present) {
             continue;
         }
-        PyObject *fresh =
-            PyTuple_Check(make) ? construct(make, EmptyDict) : PyObject_CallNoArgs(make);
+        PyObject *fresh = PyTuple_Check(make)                   ? construct(make, EmptyDict)
+                          : make == (PyObject *)&PyDict_Type ? PyDict_New()
+                          : make == (PyObject *)&PyList_Type ? PyList_New(0)
+                                                             : PyObject_CallNoArgs(make);
         if (fresh == NULL) {
             return -1;
         }
@@ -1003,11 +1006,30 @@ construct_values(PyObject *shape, PyObject *value, PyObject *values)
     return 0;
 }
 
+/* object.__setattr__(instance, name, value), shorter for a slot (a member descriptor holding
+ * an object, as __slots__ makes): the value is stored in it directly, as member_set would after
+ * the same checks. Anything else goes through PyObject_GenericSetAttr. */
+static int
+set_attribute(PyObject *instance, PyObject *name, PyObject *value)
+{
+    PyObject *descr = _PyType_Lookup(Py_TYPE(instance), name);
+    if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) &&
+            !(member->flags & READONLY)) {
+            PyObject **slot = (PyObject **)((char *)instance + member->offset);
+            Py_XSETREF(*slot, Py_NewRef(value));
+            return 0;
+        }
+    }
+    return PyObject_GenericSetAttr(instance, name, value);
+}
+
 /* Set the instance's attributes: its dict, the set of the given keys, the constants. */
 static int
 construct_attributes(PyObject *shape, PyObject *instance, PyObject *value, PyObject *values)
 {
-    if (PyObject_GenericSetAttr(instance, PyTuple_GET_ITEM(shape, S_DICT_ATTR), values) < 0) {
+    if (set_attribute(instance, PyTuple_GET_ITEM(shape, S_DICT_ATTR), values) < 0) {
         return -1;
     }
     PyObject *keys_attr = PyTuple_GET_ITEM(shape, S_KEYS_ATTR);
@@ -1016,7 +1038,7 @@ construct_attributes(PyObject *shape, PyObject *instance, PyObject *value, PyObj
         if (keys == NULL) {
             return -1;
         }
-        int failed = PyObject_GenericSetAttr(instance, keys_attr, keys);
+        int failed = set_attribute(instance, keys_attr, keys);
         Py_DECREF(keys);
         if (failed < 0) {
             return -1;
@@ -1033,8 +1055,7 @@ construct_attributes(PyObject *shape, PyObject *instance, PyObject *value, PyObj
             PyErr_SetString(PyExc_TypeError, "construct(): constants is a tuple of pairs");
             return -1;
         }
-        if (PyObject_GenericSetAttr(instance, PyTuple_GET_ITEM(pair, 0),
-                                    PyTuple_GET_ITEM(pair, 1)) < 0) {
+        if (set_attribute(instance, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0) {
             return -1;
         }
     }
@@ -1091,7 +1112,11 @@ construct(PyObject *shape, PyObject *value)
         goto done;
     }
     PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(shape, S_CLS);
-    instance = cls->tp_new(cls, EmptyTuple, NULL);
+    /* object.__new__ without its preparation of an attribute table, which the dict set next
+     * would replace at once (materialized first: most of an instance's cost). */
+    instance = cls->tp_new == PyBaseObject_Type.tp_new && !(cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT)
+                   ? cls->tp_alloc(cls, 0)
+                   : cls->tp_new(cls, EmptyTuple, NULL);
     if (instance == NULL) {
         goto done;
     }
