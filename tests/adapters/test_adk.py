@@ -40,6 +40,7 @@ from google.genai import types
 
 import agentlog
 from agentlog.adapters import _adk_read
+from agentlog.adapters._adk_build import build
 from agentlog.adapters._adk_codec import carried, decode
 from agentlog.adapters._adk_log import session_key
 from agentlog.adapters.adk import AgentlogSessionService, _store_url
@@ -386,11 +387,11 @@ def test_adk_compaction_becomes_a_replace_citing_exactly_what_it_covers(
 
     decoded: list[str] = []  # the ids of the ADK events decoded
 
-    def counting(data: Any, lookup: Any, **options: Any) -> AdkEvent:
-        decoded.append(data["adk"]["id"])
-        return decode(data, lookup, **options)
+    def counting(payload: Any) -> AdkEvent:
+        decoded.append(payload["id"])
+        return build(payload)
 
-    monkeypatch.setattr(_adk_read, "decode", counting)  # a fresh service reads cold
+    monkeypatch.setattr(_adk_read, "build", counting)  # a fresh service reads cold
 
     async def read() -> list[AdkEvent]:
         service = AgentlogSessionService(store)

@@ -132,14 +132,18 @@ def test_other_shapes_are_validated() -> None:
 def test_a_model_made_with_no_arguments_equals_the_validated_default() -> None:
     from google.adk.events.event import NodeInfo
 
-    from agentlog.adapters._adk_build import _blank
+    from agentlog.adapters._adk_build import _shape
+    from agentlog.values._construct import construct
 
     for cls in (EventActions, NodeInfo):
-        make = _blank(cls)
-        built, validated = make(), cls()
+        shape = _shape(cls, {})
+        built, validated = construct(shape, {}), cls()
         assert built == validated
         assert list(built.__dict__) == list(validated.__dict__)
         assert built.model_fields_set == validated.model_fields_set == set()
-    actions, again = _blank(EventActions)(), _blank(EventActions)()
+    actions, again = (
+        construct(_shape(EventActions, {}), {}),
+        construct(_shape(EventActions, {}), {}),
+    )
     actions.state_delta["k"] = 1
     assert again.state_delta == {}, "each instance gets its own mutable defaults"

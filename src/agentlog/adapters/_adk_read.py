@@ -22,10 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+import orjson
 from google.adk.events.event import Event as AdkEvent
 from google.adk.sessions.base_session_service import GetSessionConfig
 
-from agentlog.adapters._adk_codec import decode
+from agentlog.adapters._adk_build import build
 from agentlog.adapters._adk_log import EVENT, SESSION_RECORD, scoped_delta
 from agentlog.adapters._marker_surface import surface_of_markers
 from agentlog.events import SURFACE_EVENT_TYPES
@@ -73,41 +74,43 @@ def read(store: Store, key: str) -> ColdView | None:
     carriers: list[dict[str, Any]] = []
     revision, updated = -1, 0.0
     snapshot_at = -1  # index in ``events`` of the last state snapshot
+    deltas: list[int] = []  # indexes of the carriers that set state (after that snapshot)
     for index, event in enumerate(events):
         data = event["data"]
         payload = data.get("adk") if type(data) is dict else None
         if type(payload) is dict:
             revision, updated = event["seq"], payload["timestamp"]
-            if "adkState" in data:  # a compaction's replace: the state at that point
-                snapshot_at = index
+            actions = payload.get("actions")
+            if actions and type(actions) is dict and actions.get("state_delta"):
+                deltas.append(index)
+            if "adkState" in data:  # a compaction's replace: the state at that point (its own
+                snapshot_at, deltas = index, []  # delta included)
             # a surface event off the surface was shadowed (``visible_carriers``' rule)
             if event["seq"] in visible or event["type"] not in SURFACE_EVENT_TYPES:
                 carriers.append(event)
         elif event["type"] == SESSION_RECORD:
             revision, updated = event["seq"], data["createTime"]
-            snapshot_at = index
+            snapshot_at, deltas = index, []
     return ColdView(
         carriers=carriers,
         by_seq=_BySeq(events),
-        state=_state(events, snapshot_at),
+        state=_state(events, snapshot_at, deltas),
         revision=revision,
         updated=updated,
     )
 
 
-def _state(events: Sequence[dict[str, Any]], snapshot_at: int) -> dict[str, Any]:
-    """The session-scoped state: the last snapshot, then the carriers' deltas after it."""
+def _state(events: Sequence[dict[str, Any]], snapshot_at: int, deltas: list[int]) -> dict[str, Any]:
+    """The session-scoped state: the last snapshot, then the deltas of the carriers after it.
+
+    ``deltas``: the indexes of those carriers (found by ``read``'s pass, so no second one).
+    """
     state: dict[str, Any] = {}
     if snapshot_at >= 0:
         data = events[snapshot_at]["data"]
         state = data["adkState"] if "adkState" in data else scoped_delta(data["state"], "")
-    for index in range(snapshot_at + 1, len(events)):
-        data = events[index]["data"]
-        payload = data.get("adk") if type(data) is dict else None
-        actions = payload.get("actions") if type(payload) is dict else None
-        delta = actions.get("state_delta") if actions else None
-        if delta:
-            state.update(scoped_delta(delta, ""))
+    for index in deltas:
+        state.update(scoped_delta(events[index]["data"]["adk"]["actions"]["state_delta"], ""))
     return state
 
 
@@ -148,16 +151,32 @@ def filtered(carriers: list[Any], config: GetSessionConfig | None) -> list[Any]:
 
 
 def adk_events(view: ColdView, config: GetSessionConfig | None) -> list[AdkEvent]:
-    """The ADK events of ``view`` that ``config`` keeps, their stripped fields restored."""
+    """The ADK events of ``view`` that ``config`` keeps, their stripped fields restored.
+
+    ``_adk_codec.decode`` with ``owned=True`` for each carrier, in one loop: the carriers are
+    the read's own plain JSON, so each stripped field is put back in place and the dump
+    becomes the event (``_adk_build.build``).
+    """
     by_seq = view.by_seq
-    events = []
+    events: list[AdkEvent] = []
+    append, loads = events.append, orjson.loads
     for carrier in filtered(view.carriers, config):
-
-        def block(offset: int, index: int, carrier: Mapping[str, Any] = carrier) -> Any:
-            source = carrier if offset == 0 else by_seq[carrier["seq"] + offset]
-            data = source["data"]
-            message = data if source["type"] == "user/message" else data["message"]
-            return message["content"][index]
-
-        events.append(decode(carrier["data"], block, owned=True))
+        data = carrier["data"]
+        payload = data["adk"]
+        manifest = data.get("adkStripped")
+        if manifest:
+            parts = payload["content"]["parts"]
+            for index, field, offset, block_index in manifest:
+                source = carrier if offset == 0 else by_seq[carrier["seq"] + offset]
+                message = source["data"]
+                if source["type"] != "user/message":
+                    message = message["message"]
+                block = message["content"][block_index]
+                if field == "text":
+                    parts[index]["text"] = block["text"]
+                elif field == "args":
+                    parts[index]["function_call"]["args"] = loads(block["arguments"])
+                else:
+                    parts[index]["function_response"]["response"] = loads(block["text"])
+        append(build(payload))
     return events

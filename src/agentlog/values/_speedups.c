@@ -31,6 +31,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <structmember.h>
 
 #define MAX_DEPTH 200
 #define MAX_SAFE_INTEGER 9007199254740991LL
@@ -863,7 +864,379 @@ speedups_configure(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- construct(shape, value): objects built from parsed JSON by a fixed plan ----------------
+ *
+ * The compiled twin of agentlog/values/_construct.py's python_construct (read its docstring for
+ * the Shape tuple and the field kinds; both must stay in step). A value outside its shape raises
+ * ConstructError (the configured Unconstructible); exceptions of the shape's own callables pass
+ * through. Nothing here knows a framework: the instance is made with cls->tp_new (cls.__new__)
+ * and its attributes are set with PyObject_GenericSetAttr (object.__setattr__). */
+
+static PyObject *ConstructError = NULL;
+static PyObject *EmptyDict = NULL;
+
+enum { F_TEXT, F_FLAG, F_NUMBER, F_MAPPING, F_TEXT_SET, F_NESTED, F_LISTED };
+enum {
+    S_CLS, S_TEMPLATE, S_FIELDS, S_MADE, S_REQUIRED, S_NULLABLE, S_DICT_ATTR, S_KEYS_ATTR,
+    S_CONSTANTS, S_POST_INIT, S_SIZE
+};
+
+static PyObject *
+unconstructible(void)
+{
+    PyErr_SetNone(ConstructError);
+    return NULL;
+}
+
+static PyObject *construct(PyObject *shape, PyObject *value);
+
+static PyObject *
+construct_text_set(PyObject *item)
+{
+    PyObject *found = PySet_New(NULL);
+    if (found == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(item); i++) {
+        PyObject *text = PyList_GET_ITEM(item, i);
+        if (!PyUnicode_CheckExact(text)) {
+            Py_DECREF(found);
+            return unconstructible();
+        }
+        if (PySet_Add(found, text) < 0) {
+            Py_DECREF(found);
+            return NULL;
+        }
+    }
+    return found;
+}
+
+static PyObject *
+construct_list(PyObject *shape, PyObject *item)
+{
+    Py_ssize_t size = PyList_GET_SIZE(item);
+    PyObject *out = PyList_New(size);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < size && i < PyList_GET_SIZE(item); i++) {
+        PyObject *entry = PyList_GET_ITEM(item, i);
+        Py_INCREF(entry);
+        PyObject *built = construct(shape, entry);
+        Py_DECREF(entry);
+        if (built == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, built);
+    }
+    if (PyList_GET_SIZE(item) != size) { /* changed meanwhile by a callable of the shape */
+        Py_DECREF(out);
+        return unconstructible();
+    }
+    return out;
+}
+
+/* The converted value of one key (a new reference), or NULL with an exception set. */
+static PyObject *
+construct_field(PyObject *field, PyObject *item)
+{
+    if (!PyTuple_Check(field) || PyTuple_GET_SIZE(field) != 2) {
+        PyErr_SetString(PyExc_TypeError, "construct(): a field is a (kind, arg) tuple");
+        return NULL;
+    }
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(field, 0));
+    if (kind == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *arg = PyTuple_GET_ITEM(field, 1);
+    switch (kind) {
+    case F_TEXT:
+        if (PyUnicode_CheckExact(item)) {
+            return Py_NewRef(item);
+        }
+        break;
+    case F_FLAG:
+        if (PyBool_Check(item)) {
+            return Py_NewRef(item);
+        }
+        break;
+    case F_NUMBER:
+        if (PyFloat_CheckExact(item)) {
+            return Py_NewRef(item);
+        }
+        if (PyLong_CheckExact(item)) {
+            double number = PyLong_AsDouble(item);
+            if (number == -1.0 && PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+                    return NULL;
+                }
+                PyErr_Clear();
+                break;
+            }
+            return PyFloat_FromDouble(number);
+        }
+        break;
+    case F_MAPPING:
+        if (PyDict_CheckExact(item)) {
+            return Py_NewRef(item);
+        }
+        if (PyDict_Check(item)) {
+            return PyObject_CallOneArg(arg, item);
+        }
+        break;
+    case F_TEXT_SET:
+        if (item == Py_None) {
+            Py_RETURN_NONE;
+        }
+        if (PyList_Check(item)) {
+            return construct_text_set(item);
+        }
+        break;
+    case F_NESTED:
+        return construct(arg, item);
+    case F_LISTED:
+        if (PyList_Check(item)) {
+            return construct_list(arg, item);
+        }
+        break;
+    default:
+        PyErr_Format(PyExc_ValueError, "construct(): unknown field kind %ld", kind);
+        return NULL;
+    }
+    return unconstructible();
+}
+
+/* Fill `values` (a copy of the template) from `value`: the made defaults, then every key. */
+static int
+construct_values(PyObject *shape, PyObject *value, PyObject *values)
+{
+    PyObject *made = PyTuple_GET_ITEM(shape, S_MADE);
+    PyObject *fields = PyTuple_GET_ITEM(shape, S_FIELDS);
+    PyObject *nullable = PyTuple_GET_ITEM(shape, S_NULLABLE);
+    PyObject *required = PyTuple_GET_ITEM(shape, S_REQUIRED);
+    if (!PyTuple_Check(made) || !PyDict_Check(fields) || !PyAnySet_Check(nullable) ||
+        !PyTuple_Check(required)) {
+        PyErr_SetString(PyExc_TypeError, "construct(): malformed shape");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(made); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(made, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "construct(): made is a tuple of pairs");
+            return -1;
+        }
+        PyObject *name = PyTuple_GET_ITEM(pair, 0), *make = PyTuple_GET_ITEM(pair, 1);
+        int present = PyDict_Contains(value, name);
+        if (present < 0) {
+            return -1;
+        }
+        if (present) {
+            continue;
+        }
+        PyObject *fresh = PyTuple_Check(make)                   ? construct(make, EmptyDict)
+                          : make == (PyObject *)&PyDict_Type ? PyDict_New()
+                          : make == (PyObject *)&PyList_Type ? PyList_New(0)
+                                                             : PyObject_CallNoArgs(make);
+        if (fresh == NULL) {
+            return -1;
+        }
+        int failed = PyDict_SetItem(values, name, fresh);
+        Py_DECREF(fresh);
+        if (failed) {
+            return -1;
+        }
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *item;
+    while (PyDict_Next(value, &pos, &key, &item)) {
+        Py_INCREF(key);
+        Py_INCREF(item);
+        PyObject *converted = NULL;
+        PyObject *field = PyDict_GetItemWithError(fields, key);
+        if (field != NULL) {
+            converted = construct_field(field, item);
+        }
+        else if (!PyErr_Occurred()) {
+            int allowed = item == Py_None ? PySet_Contains(nullable, key) : 0;
+            if (allowed > 0) {
+                converted = Py_NewRef(Py_None);
+            }
+            else if (allowed == 0) {
+                unconstructible();
+            }
+        }
+        int failed = converted == NULL || PyDict_SetItem(values, key, converted) < 0;
+        Py_XDECREF(converted);
+        Py_DECREF(key);
+        Py_DECREF(item);
+        if (failed) {
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(required); i++) {
+        int present = PyDict_Contains(value, PyTuple_GET_ITEM(required, i));
+        if (present <= 0) {
+            if (present == 0) {
+                unconstructible();
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* object.__setattr__(instance, name, value), shorter for a slot (a member descriptor holding
+ * an object, as __slots__ makes): the value is stored in it directly, as member_set would after
+ * the same checks. Anything else goes through PyObject_GenericSetAttr. */
+static int
+set_attribute(PyObject *instance, PyObject *name, PyObject *value)
+{
+    PyObject *descr = _PyType_Lookup(Py_TYPE(instance), name);
+    if (descr != NULL && Py_IS_TYPE(descr, &PyMemberDescr_Type)) {
+        PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+        if ((member->type == T_OBJECT_EX || member->type == T_OBJECT) &&
+            !(member->flags & READONLY)) {
+            PyObject **slot = (PyObject **)((char *)instance + member->offset);
+            Py_XSETREF(*slot, Py_NewRef(value));
+            return 0;
+        }
+    }
+    return PyObject_GenericSetAttr(instance, name, value);
+}
+
+/* Set the instance's attributes: its dict, the set of the given keys, the constants. */
+static int
+construct_attributes(PyObject *shape, PyObject *instance, PyObject *value, PyObject *values)
+{
+    if (set_attribute(instance, PyTuple_GET_ITEM(shape, S_DICT_ATTR), values) < 0) {
+        return -1;
+    }
+    PyObject *keys_attr = PyTuple_GET_ITEM(shape, S_KEYS_ATTR);
+    if (keys_attr != Py_None) {
+        PyObject *keys = PySet_New(value);
+        if (keys == NULL) {
+            return -1;
+        }
+        int failed = set_attribute(instance, keys_attr, keys);
+        Py_DECREF(keys);
+        if (failed < 0) {
+            return -1;
+        }
+    }
+    PyObject *constants = PyTuple_GET_ITEM(shape, S_CONSTANTS);
+    if (!PyTuple_Check(constants)) {
+        PyErr_SetString(PyExc_TypeError, "construct(): constants is a tuple of pairs");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(constants); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(constants, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "construct(): constants is a tuple of pairs");
+            return -1;
+        }
+        if (set_attribute(instance, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+construct_post_init(PyObject *shape, PyObject *instance)
+{
+    PyObject *post_init = PyTuple_GET_ITEM(shape, S_POST_INIT);
+    if (post_init == Py_None) {
+        return 0;
+    }
+    if (!PyTuple_Check(post_init) || PyTuple_GET_SIZE(post_init) != 2 ||
+        !PyTuple_Check(PyTuple_GET_ITEM(post_init, 1)) ||
+        PyTuple_GET_SIZE(PyTuple_GET_ITEM(post_init, 1)) > 7) {
+        PyErr_SetString(PyExc_TypeError, "construct(): post_init is (function, args <= 7)");
+        return -1;
+    }
+    PyObject *args = PyTuple_GET_ITEM(post_init, 1);
+    PyObject *stack[8];
+    stack[0] = instance;
+    Py_ssize_t count = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        stack[i + 1] = PyTuple_GET_ITEM(args, i);
+    }
+    PyObject *result = PyObject_Vectorcall(PyTuple_GET_ITEM(post_init, 0), stack,
+                                           (size_t)count + 1, NULL);
+    if (result == NULL) {
+        return -1;
+    }
+    Py_DECREF(result);
+    return 0;
+}
+
+static PyObject *
+construct(PyObject *shape, PyObject *value)
+{
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != S_SIZE ||
+        !PyType_Check(PyTuple_GET_ITEM(shape, S_CLS)) ||
+        !PyDict_Check(PyTuple_GET_ITEM(shape, S_TEMPLATE))) {
+        PyErr_SetString(PyExc_TypeError, "construct(): shape is a Shape tuple");
+        return NULL;
+    }
+    if (!PyDict_Check(value)) {
+        return unconstructible();
+    }
+    if (Py_EnterRecursiveCall(" in construct()")) {
+        return NULL;
+    }
+    PyObject *instance = NULL;
+    PyObject *values = PyDict_Copy(PyTuple_GET_ITEM(shape, S_TEMPLATE));
+    if (values == NULL || construct_values(shape, value, values) < 0) {
+        goto done;
+    }
+    PyTypeObject *cls = (PyTypeObject *)PyTuple_GET_ITEM(shape, S_CLS);
+    /* object.__new__ without its preparation of an attribute table, which the dict set next
+     * would replace at once (materialized first: most of an instance's cost). */
+    instance = cls->tp_new == PyBaseObject_Type.tp_new && !(cls->tp_flags & Py_TPFLAGS_IS_ABSTRACT)
+                   ? cls->tp_alloc(cls, 0)
+                   : cls->tp_new(cls, EmptyTuple, NULL);
+    if (instance == NULL) {
+        goto done;
+    }
+    if (construct_attributes(shape, instance, value, values) < 0 ||
+        construct_post_init(shape, instance) < 0) {
+        Py_CLEAR(instance);
+    }
+done:
+    Py_XDECREF(values);
+    Py_LeaveRecursiveCall();
+    return instance;
+}
+
+static PyObject *
+speedups_construct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "construct(shape, value)");
+        return NULL;
+    }
+    if (ConstructError == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "configure_construct() was not called");
+        return NULL;
+    }
+    return construct(args[0], args[1]);
+}
+
+static PyObject *
+speedups_configure_construct(PyObject *module, PyObject *error)
+{
+    Py_INCREF(error);
+    Py_XSETREF(ConstructError, error);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef speedups_methods[] = {
+    {"construct", (PyCFunction)(void (*)(void))speedups_construct, METH_FASTCALL,
+     "An instance built from a parsed JSON object by a Shape, or raise the configured error."},
+    {"configure_construct", speedups_configure_construct, METH_O,
+     "Set the error construct() raises for a value outside its shape."},
     {"snapshot", speedups_snapshot, METH_O,
      "Validate and deep-freeze a lossless JSON value, or raise the fallback error."},
     {"snapshot_or", (PyCFunction)(void (*)(void))speedups_snapshot_or, METH_FASTCALL,
@@ -899,7 +1272,8 @@ PyMODINIT_FUNC
 PyInit__speedups(void)
 {
     EmptyTuple = PyTuple_New(0);
-    if (EmptyTuple == NULL) {
+    EmptyDict = PyDict_New();
+    if (EmptyTuple == NULL || EmptyDict == NULL) {
         return NULL;
     }
     static const char *envelope[7] = {"type", "seq", "time", "data", "surfaceOp",
