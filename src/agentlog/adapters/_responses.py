@@ -21,13 +21,13 @@ message, never refused.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 import orjson
 
 from agentlog.errors import ConversionError
+from agentlog.events.messages import new_id
 
 __all__ = [
     "CALL_OUTPUT_TYPES",
@@ -210,7 +210,7 @@ def output_text(item: Mapping[str, Any], *, where: str, strict: bool) -> list[di
 
 
 def _message(role: str, content: list[dict[str, Any]], source: dict[str, Any]) -> dict[str, Any]:
-    return {"id": str(uuid.uuid4()), "role": role, "content": content, "source": source}
+    return {"id": new_id(), "role": role, "content": content, "source": source}
 
 
 def assistant_message(content: list[dict[str, Any]]) -> dict[str, Any]:

@@ -22,10 +22,10 @@ provider-valid history (§6, §10.3):
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from agentlog.events.messages import new_id
 from agentlog.session import Session
 
 __all__ = ["REMOVED_KEY", "Batch", "LogState"]
@@ -157,7 +157,7 @@ class Batch:
         """Replace the surface span ``start..end`` with an empty system message citing it."""
         turn, step = self.in_step()
         message = {
-            "id": str(uuid.uuid4()),
+            "id": new_id(),
             "role": "system",
             "content": [],
             "source": {"kind": "system-prompt"},
