@@ -438,7 +438,7 @@ class Session:
             sink = self._sink
             if sink is not None:
                 sink.persist(event)
-            # ``_commit`` in line (one call frame fewer per append).
+            # ``_commit`` in line (one call frame fewer per append): keep the two alike.
             log = self._log
             if event["seq"] != len(log):  # a sink that appended from its persist()
                 raise RuntimeError(
@@ -543,6 +543,10 @@ class Session:
 
     def _commit(self, pending: PendingAppend) -> Event:
         """Steps 10-12 (spec/core.md §4): apply a prepared, persisted event and publish it.
+
+        For the async writer, which persists between ``_prepare`` and this. ``append`` runs the
+        same steps in line (the call costs ≈ 1.3k instructions, 7% of an append, under
+        callgrind): a change here belongs there too.
 
         Raises:
             RuntimeError: when another append took the seq since ``_prepare`` (a caller that
