@@ -95,9 +95,6 @@ def test_message_text_is_stored_once_and_restored_exactly() -> None:
     data = {"adk": stored, "adkStripped": manifest}
     assert decode(data, lambda offset, index: content[index]) == event
     assert stored["content"]["parts"][0] == {}, "restoring a copy leaves the stored dump alone"
-    owned = orjson.loads(orjson.dumps(data))  # a trusted read's fresh plain JSON
-    assert decode(owned, lambda offset, index: content[index], owned=True) == event
-    assert owned["adk"]["content"]["parts"][0] == {"text": "because"}, "restored in place"
 
 
 def test_a_response_is_restored_from_its_tool_result_text() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import orjson
 from google.adk.events.event import Event
@@ -217,38 +217,29 @@ def _stored_field(part: Mapping[str, Any], block: Mapping[str, Any]) -> str | No
 
 
 def restore(
-    payload: Mapping[str, Any],
-    manifest: Sequence[Sequence[Any]],
-    lookup: Lookup,
-    *,
-    owned: bool = False,
+    payload: Mapping[str, Any], manifest: Sequence[Sequence[Any]], lookup: Lookup
 ) -> dict[str, Any]:
-    """``payload`` with the fields ``manifest`` lists put back from their blocks.
+    """A copy of ``payload`` with the fields ``manifest`` lists put back from their blocks.
 
-    ``owned``: ``payload`` is fresh plain JSON of the caller's (a trusted read), changed in
-    place instead of copied.
+    (A trusted cold read restores its own plain JSON in place instead: ``_adk_read.adk_events``.)
     """
-    if owned:
-        restored = cast(dict[str, Any], payload)
-        parts = restored["content"]["parts"]
-    else:
-        parts = list(payload["content"]["parts"])
+    parts = list(payload["content"]["parts"])
     for index, field, offset, block_index in manifest:
         block = lookup(offset, block_index)
-        part = parts[index] if owned else dict(parts[index])
+        part = dict(parts[index])
         if field == "text":
             part["text"] = block["text"]
         elif field == "args":
-            call = part["function_call"] if owned else dict(part["function_call"])
-            call["args"] = orjson.loads(block["arguments"])
-            part["function_call"] = call
+            part["function_call"] = {
+                **part["function_call"],
+                "args": orjson.loads(block["arguments"]),
+            }
         else:
-            response = part["function_response"] if owned else dict(part["function_response"])
-            response["response"] = orjson.loads(block["text"])
-            part["function_response"] = response
+            part["function_response"] = {
+                **part["function_response"],
+                "response": orjson.loads(block["text"]),
+            }
         parts[index] = part
-    if owned:
-        return restored
     return {**payload, "content": {**payload["content"], "parts": parts}}
 
 
@@ -259,14 +250,10 @@ def carried(data: Any) -> Mapping[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def decode(data: Mapping[str, Any], lookup: Lookup, *, owned: bool = False) -> Event:
-    """The ADK event a carrier's data holds, its stripped fields restored by ``lookup``.
-
-    ``owned``: ``data`` is fresh plain JSON of the caller's, restored in place and made part
-    of the event.
-    """
+def decode(data: Mapping[str, Any], lookup: Lookup) -> Event:
+    """The ADK event a carrier's data holds, its stripped fields restored by ``lookup``."""
     payload = data["adk"]
     manifest = data.get("adkStripped")
     if manifest:
-        payload = restore(payload, manifest, lookup, owned=owned)
+        payload = restore(payload, manifest, lookup)
     return build(payload)

@@ -153,9 +153,9 @@ def filtered(carriers: list[Any], config: GetSessionConfig | None) -> list[Any]:
 def adk_events(view: ColdView, config: GetSessionConfig | None) -> list[AdkEvent]:
     """The ADK events of ``view`` that ``config`` keeps, their stripped fields restored.
 
-    ``_adk_codec.decode`` with ``owned=True`` for each carrier, in one loop: the carriers are
-    the read's own plain JSON, so each stripped field is put back in place and the dump
-    becomes the event (``_adk_build.build``).
+    What ``_adk_codec.decode`` does for each carrier, in one loop and in place: the carriers
+    are the read's own plain JSON, so each stripped field is put back where it was and the
+    dump becomes the event (``_adk_build.build``), with no copy and no lookup closure.
     """
     by_seq = view.by_seq
     events: list[AdkEvent] = []
